@@ -1,0 +1,210 @@
+"""The traffic profile a generator is configured with and the trial result it returns.
+
+These types are the contract between every traffic generator and the measurement engine.
+Units are in the names: frames per second (``_fps``), bits per second (``_bps``, with L1
+meaning the on-wire size including preamble, SFD and inter-frame gap, 20 B per frame),
+nanoseconds (``_ns``), seconds (``_s``), bytes (``_bytes``). A frame size is the Ethernet
+frame including its 4 B FCS, as in RFC 2544: a 64 B frame is a 60 B template on the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+#: Per-frame overhead on the wire besides the frame itself: preamble + SFD (8 B) + IFG (12 B).
+L1_OVERHEAD_BYTES = 20
+#: The Ethernet FCS, counted in the frame size but not written by software generators.
+FCS_BYTES = 4
+MIN_FRAME_SIZE_BYTES = 64
+MAX_FRAME_SIZE_BYTES = 9216
+
+
+def line_rate_fps(link_bps: float, frame_size_bytes: int) -> float:
+    """Maximum frames per second on one link of ``link_bps`` (L1) for this frame size."""
+    return link_bps / ((frame_size_bytes + L1_OVERHEAD_BYTES) * 8)
+
+
+def l1_bps(rate_fps: float, frame_size_bytes: int) -> float:
+    """On-wire bit rate of ``rate_fps`` frames of ``frame_size_bytes`` (incl. FCS)."""
+    return rate_fps * (frame_size_bytes + L1_OVERHEAD_BYTES) * 8
+
+
+def l2_bps(rate_fps: float, frame_size_bytes: int) -> float:
+    """Frame bit rate (incl. FCS, excl. preamble and IFG) of ``rate_fps`` frames."""
+    return rate_fps * frame_size_bytes * 8
+
+
+@dataclass(frozen=True)
+class FlowFields:
+    """The header fields of the bulk stream, and which of them vary to make flows.
+
+    ``vary`` lists the fields that change from one flow to the next, in the order they are
+    combined: any of ``"src_ip"``, ``"dst_ip"``, ``"src_port"``, ``"dst_port"``,
+    ``"src_mac"``, ``"dst_mac"``. With ``flows=N`` the generator cycles through N distinct
+    combinations uniformly so each flow (and each rule matching it) gets 1/N of the frames.
+    """
+
+    src_mac: str = "02:00:00:00:00:01"
+    dst_mac: str = "02:00:00:00:00:02"
+    src_ip: str = "10.0.0.1"
+    dst_ip: str = "10.1.0.1"
+    l4_proto: str = "udp"
+    src_port: int = 1024
+    dst_port: int = 1024
+    vlan_id: int | None = None
+    vlan_pcp: int = 0
+    vary: tuple[str, ...] = ("src_ip", "dst_ip")
+
+
+@dataclass(frozen=True)
+class TrafficProfile:
+    """What to send: one frame size, a flow set and the direction(s).
+
+    ``flows`` is the number of distinct flows per direction. The reverse direction of a
+    bidirectional profile swaps source and destination fields.
+    """
+
+    frame_size_bytes: int
+    flows: int = 1
+    bidirectional: bool = True
+    fields: FlowFields = field(default_factory=FlowFields)
+    encapsulation: str | None = None  # None or "vxlan"
+
+    @property
+    def directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+
+@dataclass(frozen=True)
+class GeneratorPort:
+    """One generator port as the deployment hands it to a generator.
+
+    On the embedded testbed ``iface`` is an interface inside network namespace ``netns``;
+    with a hardware generator ``iface`` is the generator's own port name or index and
+    ``netns`` is ``None``. ``mac`` and ``ip`` are the port's own addresses, used as the
+    source of frames it sends and the destination of frames sent to it.
+    """
+
+    index: int
+    iface: str
+    netns: str | None = None
+    mac: str | None = None
+    ip: str | None = None
+    link_bps: float | None = None
+
+
+@dataclass(frozen=True)
+class GeneratorCapabilities:
+    """What a generator can do; the runner checks a testcase against this before a run."""
+
+    ports: int
+    max_rate_fps: float | None = None  # aggregate over all ports; None when unknown
+    latency: bool = False
+    per_packet_latency: bool = False  # per-packet timestamps (else histograms only)
+    max_flows: int = 1
+    bidirectional: bool = True
+    needs_testbed: bool = False  # needs the embedded netns/veth testbed ports
+    native_search: bool = False
+
+
+@dataclass(frozen=True)
+class DirectionCounters:
+    """Frames sent on one port and received on its peer during one trial."""
+
+    tx_port: int
+    rx_port: int
+    tx_frames: int
+    rx_frames: int
+
+
+@dataclass(frozen=True)
+class ProbeRecords:
+    """Per-packet records of a latency probe stream, in arrival order.
+
+    ``sequence[i]`` is the sequence number carried by the i-th probe that arrived and
+    ``latency_ns[i]`` its one-way delay (receive timestamp minus send timestamp).
+    ``sent`` is how many probes were sent, so loss, reordering and duplicates (RFC 4737) can
+    be computed from these alone.
+    """
+
+    sequence: np.ndarray  # int64, arrival order
+    latency_ns: np.ndarray  # int64, same length
+    sent: int
+
+
+@dataclass(frozen=True)
+class LatencyHistogram:
+    """A latency histogram for generators that only report histograms (TRex, IxNetwork).
+
+    ``bucket_lower_ns[i]`` is the inclusive lower edge of bucket i and ``counts[i]`` how
+    many samples fell in it; ``min_ns``/``max_ns``/``mean_ns`` are the generator's exact
+    figures when it reports them.
+    """
+
+    bucket_lower_ns: Sequence[int]
+    counts: Sequence[int]
+    min_ns: float | None = None
+    max_ns: float | None = None
+    mean_ns: float | None = None
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """What one trial at one offered load measured, as the generator saw it.
+
+    ``intended_load_fps`` is the aggregate offered load over all directions;
+    ``tx_frames``/``rx_frames`` are summed over directions and exclude latency probes
+    (probes are accounted in ``probes``). ``tx_duration_s`` is how long the generator
+    actually took to send (``None`` when it cannot tell); ``effective_duration_s`` is the
+    wall time the trial cost including set-up and drain, used for time budgets.
+
+    A generator sets ``valid=False`` with an ``invalid_reason`` when it knows the trial did
+    not happen as asked; the measurement engine additionally applies the common validity
+    rules (:mod:`vsbench.measurement.validity`), so a trial whose generator could not send
+    the offered load is never counted as loss in the device under test.
+    """
+
+    intended_load_fps: float
+    intended_duration_s: float
+    frame_size_bytes: int
+    tx_frames: int
+    rx_frames: int
+    directions: tuple[DirectionCounters, ...] = ()
+    tx_duration_s: float | None = None
+    effective_duration_s: float | None = None
+    probes: ProbeRecords | None = None
+    latency_histogram: LatencyHistogram | None = None
+    valid: bool = True
+    invalid_reason: str | None = None
+    generator_stats: dict = field(default_factory=dict)
+
+    @property
+    def intended_frames(self) -> float:
+        return self.intended_load_fps * self.intended_duration_s
+
+    @property
+    def lost_frames(self) -> int:
+        return self.tx_frames - self.rx_frames
+
+    @property
+    def loss_ratio(self) -> float:
+        """Lost over sent frames; 1.0 when nothing was sent."""
+        if self.tx_frames <= 0:
+            return 1.0
+        return (self.tx_frames - self.rx_frames) / self.tx_frames
+
+    @property
+    def achieved_tx_fps(self) -> float:
+        """The rate the generator really offered, over the intended duration."""
+        if self.intended_duration_s <= 0:
+            return 0.0
+        return self.tx_frames / self.intended_duration_s
+
+    @property
+    def rx_fps(self) -> float:
+        if self.intended_duration_s <= 0:
+            return 0.0
+        return self.rx_frames / self.intended_duration_s

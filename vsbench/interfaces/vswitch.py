@@ -1,0 +1,92 @@
+"""The virtual switch contract: a private switch instance, its ports and its rules.
+
+A switch plugin starts *its own* instance (never the system's), adds bridges and ports,
+installs forwarding in bulk, and reports its version, statistics and the threads whose CPU
+time it consumes. A deployment (p2p, pvp, ...) wires it to generator ports and VNFs.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from vsbench.interfaces.plugin import Plugin
+
+PortKind = Literal["physical", "vhostuser", "tunnel"]
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    """A port to add to a bridge.
+
+    ``physical``: ``iface`` is a testbed interface (in the DUT netns) or, with ``pci``
+    set, a NIC given in the config. ``vhostuser``: ``socket_path`` is where the switch
+    creates (server mode) the vhost-user socket. ``tunnel``: ``options`` carry
+    ``remote_ip``, ``key`` and the tunnel ``type`` (vxlan).
+    """
+
+    kind: PortKind
+    name: str
+    iface: str | None = None
+    pci: str | None = None
+    socket_path: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SwitchPort:
+    """A port the switch created: its name and its OpenFlow port number (or ifindex)."""
+
+    name: str
+    number: int
+    spec: PortSpec
+
+
+@dataclass(frozen=True)
+class SwitchThread:
+    """A thread whose CPU time counts as the switch's (PMD, handler, revalidator, ...)."""
+
+    pid: int
+    tid: int
+    name: str
+
+
+class VSwitch(Plugin):
+    kind: ClassVar[str] = "vswitch"
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Start a private instance. Register its teardown with the context first."""
+
+    @abc.abstractmethod
+    def add_bridge(self, name: str) -> None: ...
+
+    @abc.abstractmethod
+    def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort: ...
+
+    @abc.abstractmethod
+    def connect(self, bridge: str, a: SwitchPort, b: SwitchPort) -> None:
+        """Forward everything arriving on ``a`` to ``b`` and on ``b`` to ``a``."""
+
+    def install_rules(self, bridge: str, rules_file: Path) -> int:
+        """Install the rules in ``rules_file`` in one transaction; return how many.
+
+        Switches without a rule table raise :class:`PluginError`.
+        """
+        from vsbench.interfaces.plugin import PluginError
+
+        raise PluginError(f"{self.name} does not support rule sets")
+
+    def stats(self) -> dict[str, Any]:
+        """Datapath statistics (cache hits, upcalls, offloaded flows...), JSON-able."""
+        return {}
+
+    def threads(self) -> list[SwitchThread]:
+        """Threads whose CPU time is the switch's cost (empty for kernel datapaths)."""
+        return []
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop the instance and remove what it created. Idempotent."""

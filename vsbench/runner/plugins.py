@@ -1,0 +1,86 @@
+"""Find plugins through stevedore entry points, exactly as a third party's package would.
+
+Built-in plugins are registered in setup.cfg under the same namespaces a vendor uses; the
+core never imports a plugin module by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stevedore import ExtensionManager
+
+from vsbench.interfaces.plugin import Plugin
+
+NAMESPACES = {
+    "vswitch": "vsbench.vswitch",
+    "trafficgen": "vsbench.trafficgen",
+    "vnf": "vsbench.vnf",
+    "collector": "vsbench.collector",
+}
+
+
+class UnknownPluginError(Exception):
+    """The user named a plugin that no installed package provides."""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    kind: str
+    name: str
+    description: str
+    distribution: str
+    load_error: str | None = None
+
+
+def _manager(kind: str, load_errors: dict[str, str]) -> ExtensionManager:
+    def on_failure(_manager, entrypoint, exc) -> None:
+        load_errors[entrypoint.name] = f"{type(exc).__name__}: {exc}"
+
+    return ExtensionManager(
+        namespace=NAMESPACES[kind],
+        invoke_on_load=False,
+        on_load_failure_callback=on_failure,
+    )
+
+
+def available(kind: str) -> list[str]:
+    """Names of every plugin of ``kind`` registered by any installed distribution."""
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group=NAMESPACES[kind])})
+
+
+def load(kind: str, name: str) -> type[Plugin]:
+    """The plugin class registered as ``name`` in the ``kind`` namespace."""
+    if kind not in NAMESPACES:
+        raise UnknownPluginError(f"unknown plugin kind {kind!r}")
+    names = available(kind)
+    if name not in names:
+        listed = ", ".join(names) or "none installed"
+        raise UnknownPluginError(f"unknown {kind} plugin {name!r}; available: {listed}")
+    errors: dict[str, str] = {}
+    manager = _manager(kind, errors)
+    if name in errors:
+        raise UnknownPluginError(f"{kind} plugin {name!r} failed to load: {errors[name]}")
+    cls = manager[name].plugin
+    if not (isinstance(cls, type) and issubclass(cls, Plugin)):
+        raise UnknownPluginError(f"{kind} plugin {name!r} is not a vsbench Plugin class")
+    cls.name = name
+    return cls
+
+
+def describe_all() -> list[PluginInfo]:
+    """Every registered plugin with its one-line description (or why it failed to load)."""
+    infos: list[PluginInfo] = []
+    for kind in NAMESPACES:
+        errors: dict[str, str] = {}
+        manager = _manager(kind, errors)
+        for ext in sorted(manager, key=lambda e: e.name):
+            dist = getattr(ext.entry_point, "dist", None)
+            dist_name = dist.name if dist is not None else "?"
+            doc = getattr(ext.plugin, "description", "") or (ext.plugin.__doc__ or "").strip()
+            infos.append(PluginInfo(kind, ext.name, doc.splitlines()[0] if doc else "", dist_name))
+        for name, err in sorted(errors.items()):
+            infos.append(PluginInfo(kind, name, "", "?", load_error=err))
+    return infos
