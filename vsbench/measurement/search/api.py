@@ -34,6 +34,24 @@ class Goal:
 
 @dataclass(frozen=True)
 class SearchConfig:
+    """How to search. Every field has a default so callers name only what they change.
+
+    Modes:
+
+    * ``binary`` -- plain binary search between ``min_load_fps`` and ``max_load_fps``; every
+      trial lasts ``trial_duration_s`` and one trial decides a load.
+    * ``rfc2544`` -- the same binary search with every trial lasting
+      ``full_trial_duration_s`` (60 s, RFC 2544 section 24): the compliance mode.
+    * ``tst009`` -- ETSI NFV-TST009 binary search with loss verification: a load whose
+      full-length trial fails is re-measured ``tst009_verifications`` times and passes if
+      any repetition passes.
+    * ``multi`` -- the multi-goal search (log-space grid, sequential test per load,
+      MLRsearch-compatible relevant bounds).
+
+    ``time_budget_s`` limits the sum of effective trial durations; when it runs out the
+    search stops and reports the bounds found so far as irregular.
+    """
+
     mode: SearchMode = "binary"
     goals: tuple[Goal, ...] = (Goal("NDR", 0.0),)
     min_load_fps: float = 1_000.0
@@ -42,6 +60,22 @@ class SearchConfig:
     trial_duration_s: float = 1.0
     final_trial_duration_s: float = 1.0
     time_budget_s: float | None = None
+    # -- additions (all defaulted, so older callers keep working) --
+    #: Trial duration of the ``rfc2544`` and ``tst009`` modes and of confirmation trials.
+    full_trial_duration_s: float = 60.0
+    #: ``tst009``: how many times a failed load is re-measured before it counts as failing.
+    tst009_verifications: int = 1
+    #: ``multi``: error probability of each per-load classification (one-sided).
+    alpha: float = 0.05
+    #: ``multi``: most full-length trials at one load before the majority rule decides.
+    max_trials_per_load: int = 11
+    #: Run one trial of ``full_trial_duration_s`` at each goal's lower bound afterwards.
+    confirm: bool = False
+    #: How many times a failed confirmation steps the bound down by one width.
+    confirm_retries: int = 3
+    #: How many times an invalid (generator-limited) trial is retried before ``max_load``
+    #: is lowered to the rate the generator achieved.
+    invalid_retries: int = 1
 
 
 @dataclass
@@ -56,6 +90,18 @@ class GoalResult:
     irregular_reason: str | None = None
     lower_bound_trial: int | None = None  # index into SearchResult.trials
     upper_bound_trial: int | None = None
+    # -- additions --
+    #: Full-length trials at the lower/upper bound and how many of them were bad for this
+    #: goal (the statistics behind the classification; n=1 in the binary modes).
+    lower_bound_trials: int = 0
+    lower_bound_bad: int = 0
+    upper_bound_trials: int = 0
+    upper_bound_bad: int = 0
+    #: Achieved width (upper - lower) / upper, ``None`` without both bounds.
+    relative_width: float | None = None
+    #: Outcome of the optional full-duration confirmation trial(s) at the lower bound.
+    confirmed_fps: float | None = None
+    confirmation_trials: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -66,3 +112,15 @@ class SearchResult:
     effective_seconds: float = 0.0  # wall time including overheads where known
     max_load_fps: float | None = None  # lowered when the generator could not deliver
     notes: list[str] = field(default_factory=list)
+    # -- additions --
+    mode: str | None = None
+    generator_limited: bool = False  # max_load was lowered to what the generator achieved
+    budget_exhausted: bool = False
+    invalid_trials: int = 0
+
+    def goal(self, name: str) -> GoalResult:
+        """The result of the goal called ``name`` (KeyError when there is none)."""
+        for result in self.goals:
+            if result.goal.name == name:
+                return result
+        raise KeyError(name)

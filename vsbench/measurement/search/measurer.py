@@ -1,0 +1,100 @@
+"""The one place every search mode runs trials through.
+
+The measurer keeps the trial log and the time accounting, enforces the time budget and
+handles invalid trials: a trial the generator could not deliver (``TrialResult.valid`` is
+False) is never counted as loss in the device. It is retried ``invalid_retries`` times;
+if the generator still cannot deliver, ``max_load`` is lowered to the rate it achieved
+(minus a 1% margin so the next trial is deliverable) and the search continues below it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vsbench.interfaces.traffic import TrialResult
+
+from .api import SearchConfig, TrialFn
+
+#: Margin under the achieved TX rate when lowering max_load, so the next trial at the new
+#: max_load is not again a hair short of its target.
+GENERATOR_MARGIN = 0.01
+#: Stop lowering after this many reductions: the generator is not converging on a rate.
+MAX_LOWERINGS = 5
+
+
+class BudgetExhausted(Exception):
+    """Raised by :meth:`Measurer.measure` when the next trial would exceed the budget."""
+
+
+class GeneratorExhausted(Exception):
+    """Raised when the generator cannot deliver even ``min_load`` (or keeps falling short)."""
+
+
+@dataclass
+class Measurer:
+    trial_fn: TrialFn
+    config: SearchConfig
+    trials: list[TrialResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    trial_seconds: float = 0.0
+    effective_seconds: float = 0.0
+    invalid_trials: int = 0
+    lowerings: int = 0
+
+    def __post_init__(self) -> None:
+        self.max_load_fps = float(self.config.max_load_fps)
+        self.min_load_fps = float(self.config.min_load_fps)
+
+    @property
+    def generator_limited(self) -> bool:
+        return self.lowerings > 0
+
+    def spent_s(self) -> float:
+        return self.effective_seconds
+
+    def can_afford(self, duration_s: float) -> bool:
+        budget = self.config.time_budget_s
+        return budget is None or self.effective_seconds + duration_s <= budget + 1e-9
+
+    def measure(self, load_fps: float, duration_s: float) -> tuple[int, TrialResult] | None:
+        """Run one valid trial at ``load_fps`` (clamped to max_load) for ``duration_s``.
+
+        Returns ``(index into trials, result)``, or ``None`` when the generator could not
+        deliver the load and ``max_load_fps`` was lowered instead -- the caller re-plans.
+        Raises :class:`BudgetExhausted` before a trial that would overrun the budget and
+        :class:`GeneratorExhausted` when even ``min_load`` cannot be delivered.
+        """
+        load_fps = min(float(load_fps), self.max_load_fps)
+        achieved: list[float] = []
+        for _attempt in range(1 + max(0, self.config.invalid_retries)):
+            if not self.can_afford(duration_s):
+                raise BudgetExhausted()
+            result = self.trial_fn(load_fps, duration_s)
+            self._account(result, duration_s)
+            self.trials.append(result)
+            if result.valid:
+                return len(self.trials) - 1, result
+            self.invalid_trials += 1
+            achieved.append(result.achieved_tx_fps)
+        self._lower_max_load(load_fps, min(achieved), result.invalid_reason)
+        return None
+
+    def _account(self, result: TrialResult, duration_s: float) -> None:
+        self.trial_seconds += duration_s
+        effective = result.effective_duration_s
+        self.effective_seconds += duration_s if effective is None else max(effective, 0.0)
+
+    def _lower_max_load(self, load_fps: float, achieved_fps: float, reason: str | None) -> None:
+        new_max = min(achieved_fps * (1.0 - GENERATOR_MARGIN), load_fps * (1.0 - GENERATOR_MARGIN))
+        self.lowerings += 1
+        self.notes.append(
+            f"generator could not deliver {load_fps:.0f} fps (achieved {achieved_fps:.0f} fps"
+            f"{'; ' + reason if reason else ''}); max_load lowered to {new_max:.0f} fps"
+        )
+        self.max_load_fps = new_max
+        if new_max < self.min_load_fps or self.lowerings > MAX_LOWERINGS:
+            raise GeneratorExhausted(
+                f"generator cannot deliver min_load {self.min_load_fps:.0f} fps"
+                if new_max < self.min_load_fps
+                else f"generator fell short {self.lowerings} times; giving up"
+            )
