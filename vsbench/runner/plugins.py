@@ -72,15 +72,20 @@ def load(kind: str, name: str) -> type[Plugin]:
 
 def describe_all() -> list[PluginInfo]:
     """Every registered plugin with its one-line description (or why it failed to load)."""
+    from importlib.metadata import entry_points
+
     infos: list[PluginInfo] = []
     for kind in NAMESPACES:
         errors: dict[str, str] = {}
         manager = _manager(kind, errors)
+        dists = {
+            ep.name: (ep.dist.name if ep.dist is not None else "?")
+            for ep in entry_points(group=NAMESPACES[kind])
+        }
         for ext in sorted(manager, key=lambda e: e.name):
-            dist = getattr(ext.entry_point, "dist", None)
-            dist_name = dist.name if dist is not None else "?"
+            dist_name = dists.get(ext.name, "?")
             doc = getattr(ext.plugin, "description", "") or (ext.plugin.__doc__ or "").strip()
             infos.append(PluginInfo(kind, ext.name, doc.splitlines()[0] if doc else "", dist_name))
         for name, err in sorted(errors.items()):
-            infos.append(PluginInfo(kind, name, "", "?", load_error=err))
+            infos.append(PluginInfo(kind, name, "", dists.get(name, "?"), load_error=err))
     return infos

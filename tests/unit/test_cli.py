@@ -1,0 +1,71 @@
+"""The CLI contract users and CI jobs script against: exit codes and one-line errors."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def vsbench(*args, cwd=None):
+    proc = subprocess.run(
+        [sys.executable, "-m", "vsbench.cli.main", *args],
+        capture_output=True, text=True, cwd=cwd or ROOT, timeout=60,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def assert_one_line_error(rc, err, *fragments):
+    assert rc == 2, err
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("vsbench: error: ")
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_list_prints_testcases():
+    rc, out, _ = vsbench("--list")
+    assert rc == 0 and "phy2phy_tput" in out and "phy2phy_cont" in out
+
+
+def test_list_plugins_prints_every_kind():
+    rc, out, _ = vsbench("--list-plugins")
+    assert rc == 0
+    for name in ("ovs_dpdk", "linux_bridge", "trafgen", "vswitch", "trafficgen"):
+        assert name in out
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["--test", "nope"], ["unknown test 'nope'", "phy2phy_tput"]),
+        (["--test", "phy2phy_tput", "--vswitch", "warp"], ["unknown vswitch plugin 'warp'", "ovs_dpdk"]),
+        (["--test", "phy2phy_tput", "--trafficgen", "warp"], ["unknown trafficgen plugin 'warp'", "trafgen"]),
+        (["--test", "phy2phy_tput", "--test-params", "frame_sizes=[32]"], ["frame_sizes.0: 32 must be >= 64"]),
+        (["--test", "phy2phy_tput", "--test-params", "trial_duration=-1"], ["trial_duration_s: -1 must be > 0"]),
+        (["--test", "phy2phy_tput", "--test-params", "warp=9"], ["unknown key 'warp'"]),
+        (["--bogus"], ["unrecognized arguments: --bogus"]),
+        ([], ["nothing to do"]),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, fragments):
+    rc, _, err = vsbench(*args)
+    assert_one_line_error(rc, err, *fragments)
+
+
+def test_malformed_yaml_conf_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("traffic: [1,\n")
+    rc, _, err = vsbench("--test", "phy2phy_tput", "--conf-file", str(bad))
+    assert_one_line_error(rc, err, str(bad), "malformed YAML")
+
+
+def test_malformed_testcase_file(tmp_path):
+    (tmp_path / "broken.yaml").write_text(
+        "name: broken\ndescription: x\ndeployment: p2p\ntraffic: {frame_sizes: [64], flows: 0}\n")
+    rc, _, err = vsbench("--test", "broken", "--testcase-dir", str(tmp_path))
+    assert_one_line_error(rc, err, "broken.yaml", "traffic.flows")

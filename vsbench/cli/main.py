@@ -1,0 +1,161 @@
+"""The ``vsbench`` command: parse arguments, resolve plans, hand them to the runner.
+
+Exit codes (scripts and CI jobs rely on them): 0 every test ran; 1 a test failed to run;
+2 bad input (unknown test or plugin, malformed YAML, invalid value, missing prerequisite);
+130 interrupted. A user's mistake is one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from rich.console import Console
+
+from vsbench import __version__
+from vsbench.cli import listing
+from vsbench.runner import config as cfg
+from vsbench.runner import plugins, testcases
+from vsbench.runner.plan import TestPlan
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+PLUGIN_FLAGS = ("vswitch", "trafficgen", "vnf")
+
+
+class UsageError(Exception):
+    """Bad command-line usage; one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors in one line and lets main() choose the exit code."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="vsbench",
+        description="Benchmark virtual switches: RFC 2544 throughput, latency and scaling.",
+        epilog="Subcommands: 'vsbench cleanup' removes what a killed run left behind.",
+    )
+    parser.add_argument("--test", action="append", metavar="NAME", default=[],
+                        help="testcase to run (repeatable); see --list")
+    parser.add_argument("--vswitch", metavar="X", help="vSwitch plugin (see --list-plugins)")
+    parser.add_argument("--trafficgen", metavar="Y", help="traffic generator plugin")
+    parser.add_argument("--vnf", metavar="Z", help="VNF plugin")
+    parser.add_argument("--conf-file", action="append", metavar="F", default=[], type=Path,
+                        help="YAML configuration layered over the defaults (repeatable)")
+    parser.add_argument("--test-params", metavar="S", default="",
+                        help='overrides, e.g. "frame_sizes=[64];trial_duration=2"')
+    parser.add_argument("--results-dir", metavar="D", type=Path,
+                        help="where run directories go (default ./results)")
+    parser.add_argument("--list", action="store_true", help="list the testcases and exit")
+    parser.add_argument("--list-plugins", action="store_true", help="list the plugins and exit")
+    parser.add_argument("--testcase-dir", metavar="DIR", type=Path,
+                        help="read testcases from DIR instead of the installed ones")
+    parser.add_argument("--conf-dir", metavar="DIR", type=Path,
+                        help="read default configuration from DIR instead of the installed one")
+    parser.add_argument("--debug", action="store_true",
+                        help="log debug messages and show tracebacks of internal errors")
+    parser.add_argument("--version", action="version", version=f"vsbench {__version__}")
+    return parser
+
+
+def build_cleanup_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vsbench cleanup",
+                     description="Remove namespaces, processes and files left by killed runs.")
+    parser.add_argument("--dry-run", action="store_true", help="only report what would go")
+    parser.add_argument("--debug", action="store_true")
+    return parser
+
+
+def resolve_plans(args: argparse.Namespace) -> list[TestPlan]:
+    """All plans for the requested tests, validated, with plugin names checked."""
+    conf_dir = args.conf_dir or cfg.default_conf_dir()
+    testcase_dir = args.testcase_dir or testcases.default_testcase_dir()
+    base = cfg.load_layers(conf_dir, args.conf_file)
+    if args.results_dir is not None:
+        base["results_dir"] = str(args.results_dir)
+    test_params = cfg.parse_test_params(args.test_params) if args.test_params else {}
+    flags = {kind: getattr(args, kind) for kind in PLUGIN_FLAGS}
+    plans: list[TestPlan] = []
+    for name in args.test:
+        testcase = testcases.find(name, testcase_dir)
+        plans.extend(testcases.build_plans(testcase, base, test_params, flags))
+    for plan in plans:
+        for kind in PLUGIN_FLAGS:
+            name = plan.config[kind]["name"]
+            plugin_cls = plugins.load(kind, name)
+            cfg.validate_plugin_settings(kind, name, plugin_cls, plan.config)
+    return plans
+
+
+def _setup_logging(debug: bool) -> None:
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=Console(stderr=True), show_time=False, show_path=debug)
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
+                        format="%(message)s", handlers=[handler])
+
+
+def _error(console: Console, message: str) -> None:
+    console.print(f"vsbench: error: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
+def run_cleanup(argv: Sequence[str], err: Console) -> int:
+    args = build_cleanup_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from vsbench.system import cleanup
+
+    report = cleanup.cleanup(dry_run=args.dry_run)
+    Console().print(report.summary() if hasattr(report, "summary") else str(report), markup=False)
+    return EXIT_OK
+
+
+def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    if args.list_plugins:
+        listing.print_plugins(out)
+        return EXIT_OK
+    if args.list:
+        testcase_dir = args.testcase_dir or testcases.default_testcase_dir()
+        listing.print_testcases(out, testcases.load_all(testcase_dir))
+        return EXIT_OK
+    if not args.test:
+        raise UsageError("nothing to do: give --test NAME (see --list), --list or --list-plugins")
+    plans = resolve_plans(args)
+    results_dir = Path(plans[0].config["results_dir"])
+
+    from vsbench.runner.run import run_plans  # heavy imports only when running
+
+    return run_plans(plans, results_dir, out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out, err = Console(), Console(stderr=True)
+    debug = "--debug" in argv
+    try:
+        if argv and argv[0] == "cleanup":
+            return run_cleanup(argv[1:], err)
+        return run_main(argv, out, err)
+    except (UsageError, cfg.ConfigError, plugins.UnknownPluginError) as exc:
+        _error(err, str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _error(err, "interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - an internal error is still one line by default
+        if debug:
+            raise
+        _error(err, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Declarative testcases: find them, validate them, expand them into resolved test plans.
+
+A testcase file (``testcases/<name>.yaml``) is checked against
+``vsbench/schemas/testcase.schema.json``. Its ``traffic``/``search``/``latency``/``dut``
+sections are a configuration layer between the conf files and ``--test-params``. Its
+``matrix`` maps dotted config paths to lists of values; each combination is one plan. A
+``--test-params`` key naming a matrix dimension replaces that dimension (a list gives the
+new values, a scalar a single one). ``links`` then copy one path's value to another.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+from referencing import Registry, Resource
+
+from vsbench.runner import config as cfg
+from vsbench.runner.plan import TestPlan
+
+LAYER_SECTIONS = ("traffic", "search", "latency", "dut")
+
+
+class TestcaseError(cfg.ConfigError):
+    """A testcase is unknown or malformed; one line naming the file and field path."""
+
+    __test__ = False
+
+
+@dataclass(frozen=True)
+class Testcase:
+    __test__ = False
+
+    name: str
+    description: str
+    deployment: str
+    path: Path
+    layer: dict[str, Any]  # the sections that override the configuration
+    matrix: dict[str, list[Any]]
+    links: dict[str, str]
+
+
+def default_testcase_dir() -> Path:
+    return cfg.project_root() / "testcases"
+
+
+def _validator() -> jsonschema.Draft202012Validator:
+    config_schema = cfg.load_schema("config.schema.json")
+    testcase_schema = cfg.load_schema("testcase.schema.json")
+    registry = Registry().with_resources(
+        [
+            ("config.schema.json", Resource.from_contents(config_schema)),
+            (config_schema["$id"], Resource.from_contents(config_schema)),
+        ]
+    )
+    return jsonschema.Draft202012Validator(testcase_schema, registry=registry)
+
+
+def load_testcase(path: Path) -> Testcase:
+    data = cfg.read_yaml_mapping(path)
+    errors = list(_validator().iter_errors(data))
+    if errors:
+        err = jsonschema.exceptions.best_match(errors)
+        raise TestcaseError(f"{path}: {cfg._format_path(err)}: {cfg._one_line(err)}")
+    if data["name"] != path.stem:
+        raise TestcaseError(f"{path}: name: {data['name']!r} must match the file name {path.stem!r}")
+    layer = {k: data[k] for k in LAYER_SECTIONS if k in data}
+    return Testcase(
+        name=data["name"],
+        description=data["description"].strip(),
+        deployment=data["deployment"],
+        path=path,
+        layer=layer,
+        matrix=dict(data.get("matrix", {})),
+        links=dict(data.get("links", {})),
+    )
+
+
+def discover(testcase_dir: Path) -> dict[str, Path]:
+    """Testcase name → file, for every ``*.yaml`` in ``testcase_dir``."""
+    if not testcase_dir.is_dir():
+        raise TestcaseError(f"{testcase_dir}: testcase directory not found")
+    return {p.stem: p for p in sorted(testcase_dir.glob("*.yaml"))}
+
+
+def load_all(testcase_dir: Path) -> list[Testcase]:
+    return [load_testcase(p) for p in discover(testcase_dir).values()]
+
+
+def find(name: str, testcase_dir: Path) -> Testcase:
+    known = discover(testcase_dir)
+    if name not in known:
+        listed = ", ".join(known) or "none"
+        raise TestcaseError(f"unknown test {name!r}; available: {listed}")
+    return load_testcase(known[name])
+
+
+def _matrix_dimensions(
+    testcase: Testcase, overrides: Mapping[str, Any]
+) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    """Split resolved --test-params into matrix dimensions and plain overrides."""
+    dims = {k: list(v) for k, v in testcase.matrix.items()}
+    plain: dict[str, Any] = {}
+    for path, value in overrides.items():
+        if path in dims:
+            dims[path] = list(value) if isinstance(value, list) else [value]
+        else:
+            plain[path] = value
+    return dims, plain
+
+
+def build_plans(
+    testcase: Testcase,
+    base: Mapping[str, Any],
+    test_params: Mapping[str, Any],
+    flags: Mapping[str, str | None],
+) -> list[TestPlan]:
+    """Resolve ``testcase`` over the configuration ``base`` into validated plans.
+
+    ``test_params`` are the raw ``--test-params`` (keys as the user typed them);
+    ``flags`` maps ``vswitch``/``trafficgen``/``vnf`` to a plugin name or None.
+    """
+    merged = cfg.deep_merge(base, testcase.layer)
+    merged["test"] = {
+        "name": testcase.name,
+        "description": testcase.description,
+        "deployment": testcase.deployment,
+        "file": str(testcase.path),
+    }
+    resolved_params = {}
+    for key, value in test_params.items():
+        path = key if key in testcase.matrix else cfg.resolve_key(key, merged)
+        resolved_params[path] = value
+    dims, plain = _matrix_dimensions(testcase, resolved_params)
+    for path, value in plain.items():
+        cfg.set_path(merged, path, value)
+    for kind, name in flags.items():
+        if name:
+            cfg.set_path(merged, f"{kind}.name", name)
+
+    plans = []
+    keys = list(dims)
+    for combo in itertools.product(*(dims[k] for k in keys)) if keys else [()]:
+        variant = dict(zip(keys, combo))
+        config = cfg.deep_merge(merged, {})
+        for path, value in variant.items():
+            cfg.set_path(config, path, value)
+        for target, source in testcase.links.items():
+            cfg.set_path(config, target, cfg.get_path(config, source))
+        where = f"test {testcase.name}" + (f" {variant}" if variant else "")
+        cfg.validate_config(config, where)
+        plans.append(TestPlan(name=testcase.name, config=config, variant=variant))
+    return plans
