@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Install everything vsbench needs on Debian 12, as root: system packages from Debian and
+# the Python package (editable, in ./.venv). Idempotent; safe to run again.
+#   tools/setup.sh          runtime only
+#   tools/setup.sh --test   also the test dependencies (pytest, MLRsearch, the kernel lab)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "tools/setup.sh: must run as root (it installs Debian packages and builds namespaces)" >&2
+  exit 2
+fi
+
+packages=(openvswitch-switch-dpdk netsniff-ng iproute2 python3-venv python3-pip procps)
+if [ "$want_test" = 1 ] && [ -x tools/kernel-lab/packages ]; then
+  mapfile -t lab < <(tools/kernel-lab/packages)
+  packages+=("${lab[@]}")
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "tools/setup.sh: installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+extras=""
+[ "$want_test" = 1 ] && extras="[test]"
+.venv/bin/python -m pip install -q -e ".${extras}"
+echo "tools/setup.sh: ready ($(.venv/bin/vsbench --version))"
