@@ -1,0 +1,95 @@
+"""Build the :class:`TrafficProfile` a generator is configured with from the config.
+
+The ``traffic`` section of the resolved configuration (conf/10_traffic.yaml) describes the
+whole sweep; a profile is one point of it (one frame size). Keeping the translation here
+means every generator sees the same profile for the same config, and the nominal line rate
+used for "% of line rate" and for the search's upper limit is computed in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from vsbench.interfaces.traffic import (
+    MAX_FRAME_SIZE_BYTES,
+    MIN_FRAME_SIZE_BYTES,
+    FlowFields,
+    TrafficProfile,
+    line_rate_fps,
+)
+
+_FIELD_NAMES = tuple(f.name for f in FlowFields.__dataclass_fields__.values())
+VARIABLE_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port", "src_mac", "dst_mac")
+
+
+class ProfileError(ValueError):
+    """The traffic section cannot be turned into a profile; the message is one line."""
+
+
+def flow_fields(fields: Mapping[str, Any] | None) -> FlowFields:
+    """:class:`FlowFields` from ``traffic.fields``; missing keys keep their defaults."""
+    fields = dict(fields or {})
+    unknown = sorted(set(fields) - set(_FIELD_NAMES))
+    if unknown:
+        raise ProfileError(f"unknown traffic.fields key(s): {', '.join(unknown)}")
+    vary = fields.get("vary")
+    if vary is not None:
+        if isinstance(vary, str):
+            vary = [vary]
+        bad = [v for v in vary if v not in VARIABLE_FIELDS]
+        if bad:
+            raise ProfileError(
+                f"traffic.fields.vary: cannot vary {', '.join(map(str, bad))} "
+                f"(choose from {', '.join(VARIABLE_FIELDS)})"
+            )
+        fields["vary"] = tuple(vary)
+    for key in ("src_ip", "dst_ip", "src_mac", "dst_mac", "l4_proto"):
+        if key in fields and fields[key] is not None:
+            fields[key] = str(fields[key])
+    return FlowFields(**fields)
+
+
+def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int) -> TrafficProfile:
+    """The profile for one frame size of the ``traffic`` config section."""
+    if not MIN_FRAME_SIZE_BYTES <= int(frame_size_bytes) <= MAX_FRAME_SIZE_BYTES:
+        raise ProfileError(
+            f"frame size {frame_size_bytes} B outside {MIN_FRAME_SIZE_BYTES}..{MAX_FRAME_SIZE_BYTES} B"
+        )
+    flows = traffic.get("flows")
+    flows = 1 if flows is None else int(flows)
+    if flows < 1:
+        raise ProfileError(f"traffic.flows must be >= 1, got {flows}")
+    return TrafficProfile(
+        frame_size_bytes=int(frame_size_bytes),
+        flows=flows,
+        bidirectional=bool(traffic.get("bidirectional", True)),
+        fields=flow_fields(traffic.get("fields")),
+        encapsulation=traffic.get("encapsulation"),
+    )
+
+
+def frame_sizes(traffic: Mapping[str, Any]) -> list[int]:
+    """The frame sizes to sweep, in the order the config lists them."""
+    sizes = traffic.get("frame_sizes") or []
+    if isinstance(sizes, int):
+        sizes = [sizes]
+    if not sizes:
+        raise ProfileError("traffic.frame_sizes is empty")
+    return [int(s) for s in sizes]
+
+
+def link_bps(config: Mapping[str, Any]) -> float:
+    """Nominal speed of one link in bits/s (L1), from ``testbed.link_gbps``."""
+    gbps = (config.get("testbed") or {}).get("link_gbps")
+    if not gbps or float(gbps) <= 0:
+        raise ProfileError("testbed.link_gbps must be a positive number")
+    return float(gbps) * 1e9
+
+
+def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile) -> float:
+    """Aggregate nominal line rate over the profile's directions (frames/s).
+
+    Loads are aggregate over directions, so a bidirectional profile on two 10G links has
+    twice the line rate of one link.
+    """
+    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.directions
