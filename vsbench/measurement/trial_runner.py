@@ -1,0 +1,159 @@
+"""Run one trial the way every trial of a run is run: measure, judge, persist, report.
+
+``generator.run_trial`` -> common validity rules (:mod:`vsbench.measurement.validity`) ->
+one line appended to ``trials.jsonl`` and fsync-ed -> progress callback. Only then does
+the caller (a search, a fixed-rate test) see the result, so no trial that influenced a
+decision can be missing from disk (DESIGN.md principle 4).
+
+The search engine gets :meth:`TrialRunner.trial_fn`, a plain ``(load_fps, duration_s) ->
+TrialResult`` callable; it never learns about files or terminals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable, Sequence
+
+from vsbench.interfaces.collector import Collector
+from vsbench.interfaces.traffic import TrialResult
+from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.measurement import validity
+from vsbench.results.model import TRIAL_ROLES, TrialIdentity, TrialRecord
+from vsbench.results.trial_log import TrialLog
+
+log = logging.getLogger(__name__)
+
+TrialListener = Callable[[TrialRecord], None]
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class TrialSink:
+    """The run-wide end of every trial: numbers it, makes it durable, tells listeners.
+
+    One per run, shared by every plan, so ``trial_index`` is unique in the run and equals
+    the record's line number in ``trials.jsonl`` (0-based).
+    """
+
+    def __init__(self, trial_log: TrialLog, listeners: Sequence[TrialListener] = ()) -> None:
+        self.trial_log = trial_log
+        self.listeners: list[TrialListener] = list(listeners)
+        self.next_index = 0
+        self.records: list[TrialRecord] = []
+
+    def record(
+        self,
+        identity: TrialIdentity,
+        role: str,
+        result: TrialResult,
+        verdict: validity.Verdict,
+        *,
+        started_at: str,
+        latency_requested: bool,
+        collectors: dict[str, Any],
+    ) -> TrialRecord:
+        rec = TrialRecord(
+            identity=identity,
+            trial_index=self.next_index,
+            role=role,
+            started_at=started_at,
+            latency_requested=latency_requested,
+            result=result,
+            invalid_reasons=verdict.reasons,
+            collectors=collectors,
+        )
+        self.trial_log.append(rec)  # durable before anybody acts on it
+        self.next_index += 1
+        self.records.append(rec)
+        for listener in self.listeners:
+            try:
+                listener(rec)
+            except Exception:  # noqa: BLE001 - a display problem must not lose a run
+                log.exception("trial listener failed")
+        return rec
+
+
+class TrialRunner:
+    """Runs trials of one plan through its generator into the run's :class:`TrialSink`."""
+
+    def __init__(
+        self,
+        generator: TrafficGenerator,
+        sink: TrialSink,
+        identity: TrialIdentity,
+        collectors: Sequence[Collector] = (),
+    ) -> None:
+        self.generator = generator
+        self.sink = sink
+        self.identity = identity
+        self.collectors = list(collectors)
+        self.records: list[TrialRecord] = []
+
+    def run(
+        self, load_fps: float, duration_s: float, *, role: str, latency: bool = False
+    ) -> TrialRecord:
+        """One trial at aggregate ``load_fps`` for ``duration_s``; durable when returned."""
+        if role not in TRIAL_ROLES:
+            raise ValueError(f"unknown trial role {role!r}")
+        started_at = utc_now_iso()
+        self._begin_collectors()
+        t0 = time.monotonic()
+        result = self.generator.run_trial(float(load_fps), float(duration_s), latency=latency)
+        wall_s = time.monotonic() - t0
+        collected = self._end_collectors()
+        if result.effective_duration_s is None:
+            # The wall time the trial cost, so time budgets and reports see the overhead.
+            result = dataclasses.replace(result, effective_duration_s=wall_s)
+        checked, verdict = validity.apply(result)
+        if not verdict.valid:
+            log.info("trial at %.0f fps invalid: %s", load_fps, "; ".join(verdict.reasons))
+        rec = self.sink.record(
+            self.identity,
+            role,
+            checked,
+            verdict,
+            started_at=started_at,
+            latency_requested=latency,
+            collectors=collected,
+        )
+        self.records.append(rec)
+        return rec
+
+    def trial_fn(self, role: str = "search", latency: bool = False) -> Callable[[float, float], TrialResult]:
+        """A ``(load_fps, duration_s) -> TrialResult`` callable for the search engine."""
+
+        def trial(load_fps: float, duration_s: float) -> TrialResult:
+            return self.run(load_fps, duration_s, role=role, latency=latency).result
+
+        return trial
+
+    def record_of(self, result: TrialResult) -> TrialRecord | None:
+        """The record of a result this runner returned (by identity), or None."""
+        for rec in reversed(self.records):
+            if rec.result is result:
+                return rec
+        return None
+
+    # -- collectors ----------------------------------------------------------------------
+
+    def _begin_collectors(self) -> None:
+        for collector in self.collectors:
+            try:
+                collector.begin()
+            except Exception as exc:  # noqa: BLE001 - a collector must not cost the trial
+                log.warning("collector %s: begin failed: %s", collector.name, exc)
+
+    def _end_collectors(self) -> dict[str, Any]:
+        collected: dict[str, Any] = {}
+        for collector in self.collectors:
+            try:
+                collected[collector.name or type(collector).__name__] = collector.end()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("collector %s: end failed: %s", collector.name, exc)
+                collected[collector.name or type(collector).__name__] = {"error": str(exc)}
+        return collected

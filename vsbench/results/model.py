@@ -1,0 +1,320 @@
+"""The result model: what one trial recorded and what a run reports, with units in names.
+
+Two levels, on purpose:
+
+* :class:`TrialRecord` is one line of ``trials.jsonl``: a :class:`TrialResult` exactly as
+  the generator measured it (after the common validity rules), plus where it belongs (run,
+  plan, frame size) and why it was run (its *role*). Every reported number is a function of
+  these records and ``config.yaml`` (see :mod:`vsbench.results.recompute`).
+* :class:`RunResults` > :class:`TestResult` > :class:`FrameSizeResult` >
+  :class:`ReportedPoint` is ``results.json``: per testcase and frame size, one reported
+  point per search goal (or one for a fixed-rate trial), each naming the trials it came
+  from by ``trial_index``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from vsbench.interfaces.traffic import (
+    DirectionCounters,
+    LatencyHistogram,
+    ProbeRecords,
+    TrialResult,
+)
+
+TrialRole = Literal["warmup", "search", "final", "continuous"]
+TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous")
+TRIAL_SCHEMA_ID = "vsbench.trial/1"
+RESULTS_SCHEMA_ID = "vsbench.results/1"
+
+Status = Literal["running", "complete", "failed", "interrupted", "not-run"]
+
+
+@dataclass(frozen=True)
+class TrialIdentity:
+    """Where a trial belongs: the run, the plan (index into config.yaml ``plans``)."""
+
+    run_id: str
+    plan_index: int
+    plan_label: str
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial as persisted in ``trials.jsonl``.
+
+    ``trial_index`` counts trials of the whole run from 0 in the order they ran (and the
+    order of the lines on disk). ``result`` is the validity-checked trial; its
+    ``invalid_reason`` is ``"; ".join(invalid_reasons)``. ``collectors`` holds what each
+    collector measured around the trial (JSON-able, keyed by collector name).
+    """
+
+    identity: TrialIdentity
+    trial_index: int
+    role: str
+    started_at: str  # ISO 8601, UTC
+    latency_requested: bool
+    result: TrialResult
+    invalid_reasons: tuple[str, ...] = ()
+    collectors: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def frame_size_bytes(self) -> int:
+        return self.result.frame_size_bytes
+
+    @property
+    def valid(self) -> bool:
+        return self.result.valid
+
+    # -- serialisation -------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "schema": TRIAL_SCHEMA_ID,
+            "run_id": self.identity.run_id,
+            "trial_index": self.trial_index,
+            "plan_index": self.identity.plan_index,
+            "plan_label": self.identity.plan_label,
+            "frame_size_bytes": r.frame_size_bytes,
+            "role": self.role,
+            "started_at": self.started_at,
+            "latency_requested": self.latency_requested,
+            "intended_load_fps": float(r.intended_load_fps),
+            "intended_duration_s": float(r.intended_duration_s),
+            "tx_frames": int(r.tx_frames),
+            "rx_frames": int(r.rx_frames),
+            "directions": [
+                {
+                    "tx_port": int(d.tx_port),
+                    "rx_port": int(d.rx_port),
+                    "tx_frames": int(d.tx_frames),
+                    "rx_frames": int(d.rx_frames),
+                }
+                for d in r.directions
+            ],
+            "tx_duration_s": _opt_float(r.tx_duration_s),
+            "effective_duration_s": _opt_float(r.effective_duration_s),
+            "valid": bool(r.valid),
+            "invalid_reasons": list(self.invalid_reasons),
+            "probes": _probes_to_json(r.probes),
+            "latency_histogram": _histogram_to_json(r.latency_histogram),
+            "generator_stats": _jsonable(r.generator_stats),
+            "collectors": _jsonable(self.collectors),
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "TrialRecord":
+        probes = doc.get("probes")
+        hist = doc.get("latency_histogram")
+        reasons = tuple(doc.get("invalid_reasons") or ())
+        result = TrialResult(
+            intended_load_fps=float(doc["intended_load_fps"]),
+            intended_duration_s=float(doc["intended_duration_s"]),
+            frame_size_bytes=int(doc["frame_size_bytes"]),
+            tx_frames=int(doc["tx_frames"]),
+            rx_frames=int(doc["rx_frames"]),
+            directions=tuple(DirectionCounters(**d) for d in doc.get("directions") or ()),
+            tx_duration_s=doc.get("tx_duration_s"),
+            effective_duration_s=doc.get("effective_duration_s"),
+            probes=None
+            if probes is None
+            else ProbeRecords(
+                sequence=np.asarray(probes["sequence"], dtype=np.int64),
+                latency_ns=np.asarray(probes["latency_ns"], dtype=np.int64),
+                sent=int(probes["sent"]),
+            ),
+            latency_histogram=None
+            if hist is None
+            else LatencyHistogram(
+                bucket_lower_ns=list(hist["bucket_lower_ns"]),
+                counts=list(hist["counts"]),
+                min_ns=hist.get("min_ns"),
+                max_ns=hist.get("max_ns"),
+                mean_ns=hist.get("mean_ns"),
+            ),
+            valid=bool(doc["valid"]),
+            invalid_reason="; ".join(reasons) if reasons else None,
+            generator_stats=dict(doc.get("generator_stats") or {}),
+        )
+        return cls(
+            identity=TrialIdentity(doc["run_id"], int(doc["plan_index"]), doc["plan_label"]),
+            trial_index=int(doc["trial_index"]),
+            role=doc["role"],
+            started_at=doc["started_at"],
+            latency_requested=bool(doc.get("latency_requested", False)),
+            result=result,
+            invalid_reasons=reasons,
+            collectors=dict(doc.get("collectors") or {}),
+        )
+
+
+@dataclass
+class LatencyStats:
+    """Simple one-way latency statistics of one trial's probe stream (or histogram).
+
+    ``source`` says where they came from: ``probes`` (exact, per packet) or ``histogram``
+    (the generator's own min/mean/max, else bucket edges).
+    """
+
+    source: str
+    samples: int
+    min_ns: float | None
+    avg_ns: float | None
+    max_ns: float | None
+    probes_sent: int | None = None
+
+
+@dataclass
+class ReportedPoint:
+    """One reported figure of a frame size: a search goal's throughput or a fixed rate.
+
+    For ``rfc2544_throughput``: ``throughput_fps`` is the goal's lower bound (the highest
+    load classified as passing), ``trial_index`` the trial at that load and
+    ``offered_load_fps`` equals ``throughput_fps``. For ``continuous``: ``offered_load_fps``
+    is the configured rate and ``throughput_fps`` the measured forwarding rate (RX).
+    Mbps and % of line rate are of ``throughput_fps``; ``loss_ratio``, ``tx_fps`` and
+    ``rx_fps`` are those of trial ``trial_index``. ``latency`` comes from trial
+    ``latency_trial_index``.
+    """
+
+    name: str
+    goal_loss_ratio: float | None = None
+    goal_exceed_ratio: float | None = None
+    throughput_fps: float | None = None
+    throughput_l1_mbps: float | None = None
+    throughput_l2_mbps: float | None = None
+    line_rate_percent: float | None = None
+    offered_load_fps: float | None = None
+    tx_fps: float | None = None
+    rx_fps: float | None = None
+    loss_ratio: float | None = None
+    trial_index: int | None = None
+    valid: bool | None = None
+    lower_bound_fps: float | None = None
+    upper_bound_fps: float | None = None
+    upper_bound_trial_index: int | None = None
+    conditional_throughput_fps: float | None = None
+    regular: bool | None = None
+    irregular_reason: str | None = None
+    latency: LatencyStats | None = None
+    latency_trial_index: int | None = None
+
+
+@dataclass
+class FrameSizeResult:
+    """Everything reported for one testcase × frame size.
+
+    ``nominal_line_rate_fps`` is aggregate over directions; ``max_load_fps`` the upper
+    limit the search used. ``trial_count``/``trial_seconds`` cover every trial of this
+    frame size (warm-up, search, final), ``trial_seconds`` summing intended durations and
+    ``effective_seconds`` the wall time the generator reported where it did.
+    """
+
+    frame_size_bytes: int
+    status: str = "running"
+    nominal_line_rate_fps: float | None = None
+    max_load_fps: float | None = None
+    min_load_fps: float | None = None
+    points: list[ReportedPoint] = field(default_factory=list)
+    trial_count: int = 0
+    invalid_trial_count: int = 0
+    trial_seconds: float = 0.0
+    effective_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def primary(self) -> ReportedPoint | None:
+        return self.points[0] if self.points else None
+
+
+@dataclass
+class TestResult:
+    """One plan (testcase × matrix assignment) of the run."""
+
+    __test__ = False  # not a pytest test class
+
+    plan_index: int
+    label: str
+    testcase: str
+    description: str = ""
+    variant: dict[str, Any] = field(default_factory=dict)
+    deployment: str = ""
+    switching_operations: int | None = None
+    vswitch: str = ""
+    trafficgen: str = ""
+    traffic_type: str = ""
+    link_gbps: float | None = None
+    bidirectional: bool = True
+    flows: int = 1
+    status: str = "not-run"
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    frame_sizes: list[FrameSizeResult] = field(default_factory=list)
+
+
+@dataclass
+class RunResults:
+    run_id: str
+    started_at: str
+    vsbench_version: str
+    finished_at: str | None = None
+    status: str = "running"
+    tests: list[TestResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        doc = dataclasses.asdict(self)
+        return {"schema": RESULTS_SCHEMA_ID, **_jsonable(doc)}
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _opt_float(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _probes_to_json(probes: ProbeRecords | None) -> dict[str, Any] | None:
+    if probes is None:
+        return None
+    return {
+        "sent": int(probes.sent),
+        "sequence": np.asarray(probes.sequence, dtype=np.int64).tolist(),
+        "latency_ns": np.asarray(probes.latency_ns, dtype=np.int64).tolist(),
+    }
+
+
+def _histogram_to_json(hist: LatencyHistogram | None) -> dict[str, Any] | None:
+    if hist is None:
+        return None
+    return {
+        "bucket_lower_ns": [int(x) for x in hist.bucket_lower_ns],
+        "counts": [int(x) for x in hist.counts],
+        "min_ns": _opt_float(hist.min_ns),
+        "max_ns": _opt_float(hist.max_ns),
+        "mean_ns": _opt_float(hist.mean_ns),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON types from dicts/lists/tuples/numpy scalars and arrays (NaN -> None)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):  # JSON has no NaN/inf
+        return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    return value

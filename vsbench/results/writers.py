@@ -1,0 +1,209 @@
+"""Writers of the files a run leaves: results.json, results.csv, config.yaml, sysinfo.json.
+
+Every file is written whole to a temporary name, fsync-ed and renamed over the old one, so
+a reader (or a run killed mid-write) only ever sees a complete previous or new version. The
+runner rewrites results.json and results.csv after every frame size, so a killed run keeps
+the results of every frame size it finished.
+
+``results.csv`` has one row per testcase x frame size and the fixed column order
+:data:`CSV_COLUMNS` (documented there); scripts may address columns by position. The row
+carries the frame size's *primary* point: its first search goal (NDR by default) or its
+fixed-rate point. Every goal is in results.json.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from vsbench.results import schema
+from vsbench.results.model import FrameSizeResult, ReportedPoint, RunResults, TestResult
+
+RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
+
+#: The columns of results.csv, in order. Units are in the names; empty cells are unknown.
+#:
+#: ``run_id``, ``testcase`` (testcase name), ``label`` (name plus matrix variant),
+#: ``traffic_type``, ``deployment``, ``vswitch``, ``trafficgen``, ``frame_size_bytes``
+#: (incl. FCS), ``flows`` (per direction), ``directions`` (1 or 2), ``goal`` (goal name or
+#: ``continuous``), ``goal_loss_ratio``, ``throughput_fps`` (aggregate over directions),
+#: ``throughput_l1_mbps``, ``throughput_l2_mbps``, ``line_rate_percent`` (of the nominal
+#: aggregate line rate of ``testbed.link_gbps``), ``offered_load_fps``, ``tx_fps``,
+#: ``rx_fps``, ``loss_ratio`` (of the trial at the reported point), ``lower_bound_fps``,
+#: ``upper_bound_fps``, ``regular`` (search converged normally), ``latency_min_ns``,
+#: ``latency_avg_ns``, ``latency_max_ns``, ``latency_samples``, ``trial_count``,
+#: ``trial_seconds`` (sum of intended durations), ``switching_operations`` (of the
+#: deployment, ONP 2.1 section 5.2), ``valid`` (the reported trial passed the validity
+#: rules), ``status``, ``notes`` (``; ``-separated).
+CSV_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "testcase",
+    "label",
+    "traffic_type",
+    "deployment",
+    "vswitch",
+    "trafficgen",
+    "frame_size_bytes",
+    "flows",
+    "directions",
+    "goal",
+    "goal_loss_ratio",
+    "throughput_fps",
+    "throughput_l1_mbps",
+    "throughput_l2_mbps",
+    "line_rate_percent",
+    "offered_load_fps",
+    "tx_fps",
+    "rx_fps",
+    "loss_ratio",
+    "lower_bound_fps",
+    "upper_bound_fps",
+    "regular",
+    "latency_min_ns",
+    "latency_avg_ns",
+    "latency_max_ns",
+    "latency_samples",
+    "trial_count",
+    "trial_seconds",
+    "switching_operations",
+    "valid",
+    "status",
+    "notes",
+)
+
+
+def write_atomic(path: Path, data: str) -> None:
+    """Replace ``path`` with ``data`` so readers never see a partial file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_results_json(path: Path, results: RunResults) -> dict[str, Any]:
+    """Validate and write ``results.json``; return the document written."""
+    doc = results.to_json()
+    schema.validate(doc, "results.schema.json")
+    write_atomic(path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    return doc
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)  # shortest exact round-trip form: no precision lost to rounding
+    return str(value)
+
+
+def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str]:
+    """The results.csv row of one testcase x frame size (primary point)."""
+    point = fs.primary or ReportedPoint(name="")
+    latency = point.latency
+    notes = list(test.notes) + list(fs.notes)
+    if fs.error:
+        notes.append(fs.error)
+    values: dict[str, Any] = {
+        "run_id": run_id,
+        "testcase": test.testcase,
+        "label": test.label,
+        "traffic_type": test.traffic_type,
+        "deployment": test.deployment,
+        "vswitch": test.vswitch,
+        "trafficgen": test.trafficgen,
+        "frame_size_bytes": fs.frame_size_bytes,
+        "flows": test.flows,
+        "directions": 2 if test.bidirectional else 1,
+        "goal": point.name,
+        "goal_loss_ratio": point.goal_loss_ratio,
+        "throughput_fps": point.throughput_fps,
+        "throughput_l1_mbps": point.throughput_l1_mbps,
+        "throughput_l2_mbps": point.throughput_l2_mbps,
+        "line_rate_percent": point.line_rate_percent,
+        "offered_load_fps": point.offered_load_fps,
+        "tx_fps": point.tx_fps,
+        "rx_fps": point.rx_fps,
+        "loss_ratio": point.loss_ratio,
+        "lower_bound_fps": point.lower_bound_fps,
+        "upper_bound_fps": point.upper_bound_fps,
+        "regular": point.regular,
+        "latency_min_ns": None if latency is None else latency.min_ns,
+        "latency_avg_ns": None if latency is None else latency.avg_ns,
+        "latency_max_ns": None if latency is None else latency.max_ns,
+        "latency_samples": None if latency is None else latency.samples,
+        "trial_count": fs.trial_count,
+        "trial_seconds": fs.trial_seconds,
+        "switching_operations": test.switching_operations,
+        "valid": point.valid,
+        "status": fs.status,
+        "notes": "; ".join(notes),
+    }
+    return {column: _cell(values[column]) for column in CSV_COLUMNS}
+
+
+def results_csv_text(results: RunResults) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for test in results.tests:
+        for fs in test.frame_sizes:
+            writer.writerow(csv_row(results.run_id, test, fs))
+    return buffer.getvalue()
+
+
+def write_results_csv(path: Path, results: RunResults) -> None:
+    write_atomic(path, results_csv_text(results))
+
+
+def run_config_document(run_id: str, plans: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The config.yaml document: every plan with its resolved configuration, in run order.
+
+    ``plans`` yields mappings with ``name``, ``label``, ``variant`` and ``config``.
+    """
+    doc = {
+        "schema": RUN_CONFIG_SCHEMA_ID,
+        "run_id": run_id,
+        "plans": [
+            {
+                "index": index,
+                "name": p["name"],
+                "label": p["label"],
+                "variant": dict(p.get("variant") or {}),
+                "config": p["config"],
+            }
+            for index, p in enumerate(plans)
+        ],
+    }
+    schema.validate(doc, "run_config.schema.json")
+    return doc
+
+
+def write_config_yaml(path: Path, document: Mapping[str, Any]) -> None:
+    text = "# The fully resolved configuration of every plan this run executed.\n" + yaml.safe_dump(
+        dict(document), sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
+    write_atomic(path, text)
+
+
+def read_config_yaml(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    schema.validate(doc, "run_config.schema.json")
+    return doc
+
+
+def write_sysinfo_json(path: Path, sysinfo: Mapping[str, Any]) -> None:
+    schema.validate(dict(sysinfo), "sysinfo.schema.json")
+    write_atomic(path, json.dumps(sysinfo, indent=2, allow_nan=False) + "\n")
