@@ -1,0 +1,72 @@
+"""Flow files and meters: forwarding is written to a file and installed in one bundle.
+
+Whatever the number of rules, ovs-ofctl runs once (``--bundle add-flows FILE``): the rule
+set is applied atomically and the install time is one process, not one per rule.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Iterable
+
+#: Priority of the port-to-port flows ``connect`` installs (rule sets may go above/below).
+FORWARD_PRIORITY = 10
+#: Meter id of the reference-DUT meter on the forwarding path.
+FORWARD_METER_ID = 1
+
+
+def port_to_port_flows(
+    a_port: int, b_port: int, *, meter_id: int | None = None,
+    priority: int = FORWARD_PRIORITY, table: int = 0,
+) -> list[str]:
+    """Flows sending everything from OpenFlow port ``a_port`` to ``b_port`` and back,
+    through meter ``meter_id`` first when given (OpenFlow 1.3 meter instruction)."""
+    meter = f"meter:{meter_id}," if meter_id is not None else ""
+    return [
+        f"table={table},priority={priority},in_port={a_port},actions={meter}output:{b_port}",
+        f"table={table},priority={priority},in_port={b_port},actions={meter}output:{a_port}",
+    ]
+
+
+def meter_burst_pkts(rate_pps: int, burst_ms: float) -> int:
+    """Bucket size holding ``burst_ms`` of traffic at ``rate_pps`` (at least one 32-frame
+    batch, so a DPDK burst is never cut by a bucket smaller than itself)."""
+    return max(32, math.ceil(rate_pps * burst_ms / 1000.0))
+
+
+def meter_spec(meter_id: int, rate_pps: int, burst_pkts: int) -> str:
+    """``ovs-ofctl add-meter`` argument: a packets/s meter whose single band drops what
+    exceeds ``rate_pps``, with an explicit bucket of ``burst_pkts`` packets.
+
+    Without an explicit burst OvS sizes the bucket at one second of traffic, so a short
+    trial passes up to twice the rate: the reference DUT would not have the capacity it
+    claims.
+    """
+    if rate_pps <= 0:
+        raise ValueError(f"meter rate must be positive, got {rate_pps}")
+    return (
+        f"meter={meter_id},pktps,burst,stats,"
+        f"band=type=drop,rate={int(rate_pps)},burst_size={int(burst_pkts)}"
+    )
+
+
+def write_flow_file(path: Path, flows: Iterable[str]) -> int:
+    """Write one flow per line; return how many."""
+    count = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for flow in flows:
+            handle.write(flow.rstrip("\n") + "\n")
+            count += 1
+    return count
+
+
+def count_rules(path: Path) -> int:
+    """Rules in an ovs-ofctl flow file: lines that are neither blank nor ``#`` comments."""
+    count = 0
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                count += 1
+    return count

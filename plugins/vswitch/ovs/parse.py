@@ -1,0 +1,168 @@
+"""Parsers for the text OvS tools print, into JSON-able numbers. Pure functions.
+
+Formats as printed by OvS 3.1 (captured samples in tests/data/ovs/). Unknown lines are
+skipped rather than fatal: a newer OvS adding a counter must not break a run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+
+
+def _key(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", label.strip().lower()).strip("_")
+
+
+def _number(text: str) -> int | float | None:
+    if text in ("?", ""):
+        return None
+    if not _NUMBER.match(text):
+        return None
+    return float(text) if "." in text else int(text)
+
+
+# --------------------------------------------------------------------------- pmd-stats-show
+
+#: Counters that add up across threads (the rest are ratios and averages).
+PMD_ADDITIVE = (
+    "packets_received", "packet_recirculations", "phwol_hits", "mfex_opt_hits",
+    "simple_match_hits", "emc_hits", "smc_hits", "megaflow_hits",
+    "miss_with_success_upcall", "miss_with_failed_upcall", "idle_cycles", "processing_cycles",
+)
+
+
+def parse_pmd_stats(text: str) -> dict[str, Any]:
+    """``ovs-appctl dpif-netdev/pmd-stats-show`` ->
+    ``{"threads": [{"thread": "pmd", "numa_id": 0, "core_id": 1, "emc_hits": ...}, ...],
+    "totals": {...}}``.
+
+    ``idle cycles: N (88.15%)`` gives ``idle_cycles`` and ``idle_cycles_pct``;
+    ``avg cycles per packet: 25494.67 (a/b)`` gives ``avg_cycles_per_packet``. ``totals``
+    sums the additive counters over every thread and recomputes the PMD averages
+    (cycles per packet over PMD threads only; the main thread's cycles are not counted).
+    """
+    threads: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        head = re.match(r"^pmd thread numa_id (-?\d+) core_id (-?\d+):$", line.strip())
+        if head:
+            current = {"thread": "pmd", "numa_id": int(head.group(1)), "core_id": int(head.group(2))}
+            threads.append(current)
+            continue
+        if line.strip() == "main thread:":
+            current = {"thread": "main"}
+            threads.append(current)
+            continue
+        if current is None or ":" not in line:
+            continue
+        label, _, value = line.strip().partition(":")
+        parts = value.split()
+        if not parts:
+            continue
+        number = _number(parts[0])
+        if number is None:
+            continue
+        key = _key(label)
+        current[key] = number
+        if len(parts) > 1:
+            pct = re.match(r"^\((-?\d+(?:\.\d+)?)%\)$", parts[1])
+            if pct:
+                current[f"{key}_pct"] = float(pct.group(1))
+    totals: dict[str, Any] = {k: sum(t.get(k, 0) for t in threads) for k in PMD_ADDITIVE}
+    pmds = [t for t in threads if t["thread"] == "pmd"]
+    pmd_pkts = sum(t.get("packets_received", 0) for t in pmds)
+    pmd_proc = sum(t.get("processing_cycles", 0) for t in pmds)
+    pmd_all = pmd_proc + sum(t.get("idle_cycles", 0) for t in pmds)
+    totals["pmd_threads"] = len(pmds)
+    totals["avg_cycles_per_packet"] = pmd_all / pmd_pkts if pmd_pkts else None
+    totals["avg_processing_cycles_per_packet"] = pmd_proc / pmd_pkts if pmd_pkts else None
+    lookups = totals["emc_hits"] + totals["smc_hits"] + totals["megaflow_hits"]
+    totals["upcalls"] = totals["miss_with_success_upcall"] + totals["miss_with_failed_upcall"]
+    totals["emc_hit_ratio"] = totals["emc_hits"] / lookups if lookups else None
+    return {"threads": threads, "totals": totals}
+
+
+# --------------------------------------------------------------------------- dump-ports
+
+_DIRECTION_KEYS = {"pkts": "packets", "bytes": "bytes", "drop": "dropped", "errs": "errors",
+                   "frame": "frame_errors", "over": "overruns", "crc": "crc_errors",
+                   "coll": "collisions"}
+
+
+def parse_dump_ports(text: str) -> dict[str, dict[str, Any]]:
+    """``ovs-ofctl dump-ports BRIDGE`` -> ``{"1": {"rx_packets": ..., "tx_dropped": ...,
+    "duration_s": ...}, "LOCAL": {...}}``. Counters the port does not keep (``?``) are None."""
+    ports: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.match(r'^port\s+"?([^":]+)"?:\s*(rx|tx)\s+(.*)$', line)
+        if m:
+            current = ports.setdefault(m.group(1).strip(), {})
+            _direction(current, m.group(2), m.group(3))
+            continue
+        m = re.match(r"^(rx|tx)\s+(pkts=.*)$", line)
+        if m and current is not None:
+            _direction(current, m.group(1), m.group(2))
+            continue
+        m = re.match(r"^duration=(\d+(?:\.\d+)?)s$", line)
+        if m and current is not None:
+            current["duration_s"] = float(m.group(1))
+    return ports
+
+
+def _direction(port: dict[str, Any], direction: str, fields: str) -> None:
+    for item in fields.split(","):
+        name, _, value = item.strip().partition("=")
+        if name in _DIRECTION_KEYS:
+            port[f"{direction}_{_DIRECTION_KEYS[name]}"] = _number(value)
+
+
+# --------------------------------------------------------------------------- meter-stats
+
+
+def parse_meter_stats(text: str) -> dict[str, dict[str, Any]]:
+    """``ovs-ofctl -O OpenFlow13 meter-stats BRIDGE`` -> ``{"1": {"flow_count": 2,
+    "packet_in_count": ..., "byte_in_count": ..., "duration_s": ..., "bands":
+    [{"packet_count": dropped, "byte_count": ...}]}}``. A drop band's packet_count is
+    what the meter dropped."""
+    meters: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("meter:"):
+            fields = dict(re.findall(r"(\w+):(\S+)", line))
+            current = {"bands": []}
+            meters[fields.pop("meter")] = current
+            for name, value in fields.items():
+                if name == "duration":
+                    current["duration_s"] = float(value.rstrip("s"))
+                elif name != "bands":
+                    current[name] = _number(value)
+            continue
+        band = re.match(r"^(\d+):\s*(.*)$", line)
+        if band and current is not None:
+            current["bands"].append({k: _number(v) for k, v in re.findall(r"(\w+):(\S+)", band.group(2))})
+    return meters
+
+
+# --------------------------------------------------------------------------- version
+
+
+def parse_version(text: str) -> dict[str, str]:
+    """``ovs-vswitchd --version`` -> ``{"ovs": "3.1.0", "dpdk": "22.11.11"}`` (no ``dpdk``
+    key for a build without DPDK)."""
+    versions: dict[str, str] = {}
+    m = re.search(r"\(Open vSwitch\)\s+(\S+)", text)
+    if m:
+        versions["ovs"] = m.group(1)
+    m = re.search(r"^DPDK\s+(\S+)", text, re.MULTILINE)
+    if m:
+        versions["dpdk"] = m.group(1)
+    return versions

@@ -1,0 +1,67 @@
+"""Settings every OvS plugin shares, as a JSON-schema fragment with defaults.
+
+A plugin's ``settings_schema`` is built with :func:`ovs_schema` (common properties plus its
+own); the defaults live in the schema (``default``) and are repeated in the plugin's
+``conf/20_vswitch_<name>.yaml`` for users to read (a unit test keeps the two equal).
+:func:`with_defaults` fills in what a partial settings mapping leaves out, so a plugin
+constructed outside the config loader (tests, another program) behaves the same.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
+
+COMMON_PROPERTIES: dict[str, Any] = {
+    "ovsdb_server": {"type": "string", "default": "ovsdb-server",
+                     "description": "ovsdb-server binary (name on PATH or absolute path)"},
+    "ovsdb_tool": {"type": "string", "default": "ovsdb-tool"},
+    "ovs_schema": {"type": "string", "default": "/usr/share/openvswitch/vswitch.ovsschema",
+                   "description": "schema the private database is created from"},
+    "max_idle_ms": {"type": "integer", "minimum": 500, "default": 30000,
+                    "description": "datapath flow idle timeout; raised so flow setup is not measured (RFC 8204)"},
+    "meter_burst_ms": {"type": "number", "exclusiveMinimum": 0, "default": 10,
+                       "description": "bucket of the dut.meter_pps meter, in ms of traffic at its rate"},
+    "start_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
+    "rule_install_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 900},
+    "other_config": {"type": "object", "default": {},
+                     "additionalProperties": {"type": ["string", "number", "boolean"]},
+                     "description": "extra Open_vSwitch other_config keys, applied last"},
+}
+
+
+def ovs_schema(title: str, properties: Mapping[str, Any]) -> dict[str, Any]:
+    """Schema of one OvS plugin's section: the common properties plus ``properties``."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {**copy.deepcopy(COMMON_PROPERTIES), **copy.deepcopy(dict(properties))},
+    }
+
+
+def schema_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``default`` of every property (recursing into object properties)."""
+    out: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        if "default" in prop:
+            out[name] = copy.deepcopy(prop["default"])
+        elif prop.get("type") == "object" and "properties" in prop:
+            out[name] = schema_defaults(prop)
+    return out
+
+
+def with_defaults(schema: Mapping[str, Any], settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``settings`` over the schema's defaults (nested objects merged key by key)."""
+    return _merge(schema_defaults(schema), dict(settings or {}))
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict) and out[key]:
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

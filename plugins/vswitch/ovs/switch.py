@@ -1,0 +1,285 @@
+"""OvsSwitchBase: the VSwitch contract implemented once for every OvS datapath.
+
+A concrete plugin (ovs_dpdk, ovs_kernel, ovs_tc) subclasses it and overrides hooks:
+
+- ``datapath_type``         class attribute: ``"netdev"`` (userspace) or ``"system"`` (kernel)
+- ``package_remedy``        class attribute: the apt-get line for missing binaries
+- ``settings_schema``       class attribute, built with :func:`.settings.ovs_schema`; must
+                            have a ``vswitchd`` property (binary path)
+- ``other_config()``        Open_vSwitch other_config set before vswitchd starts
+- ``prepare_vswitchd()``    acquire what vswitchd needs (hugepages...), registering undos
+                            on ``self.stack``; called after the DB exists, before vswitchd
+- ``vswitchd_ready()``      extra readiness check after the control socket answers
+- ``interface_config()``    OvS port name and Interface columns for a :class:`PortSpec`
+- ``datapath_stats()``      datapath-specific statistics for :meth:`stats`
+
+Lifecycle: :meth:`start` registers :meth:`stop` on the run's stack *first*, then acquires
+each piece (run dir, ovsdb-server, hugepages, vswitchd) registering its undo on the
+plugin's own stack, which :meth:`stop` closes (idempotent). Bridge names carry the run id
+(``vsb<run>br<N>``) because a bridge's internal port is a kernel device.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
+from vsbench.interfaces.vswitch import PortSpec, SwitchPort, SwitchThread, VSwitch
+from vsbench.system import commands, cpu, naming
+from vsbench.system.resources import ResourceStack
+
+from vsbench_plugins.vswitch.ovs import flows, parse
+from vsbench_plugins.vswitch.ovs.ctl import OPENFLOW_PROTOCOLS, OvsCtl
+from vsbench_plugins.vswitch.ovs.instance import OvsInstance
+from vsbench_plugins.vswitch.ovs.settings import with_defaults
+
+log = logging.getLogger(__name__)
+
+#: Control tools every OvS plugin needs besides its vswitchd.
+OVS_TOOLS = ("ovs-vsctl", "ovs-ofctl", "ovs-appctl")
+
+
+class OvsSwitchBase(VSwitch):
+    """Private OvS instance with bridges, ports, bulk flows, a meter, stats and threads."""
+
+    datapath_type: ClassVar[str] = "system"
+    package_remedy: ClassVar[str] = "apt-get install openvswitch-switch"
+    settings_schema: ClassVar[dict] = {}
+
+    def __init__(self, context: PluginContext) -> None:
+        super().__init__(context)
+        #: Settings with the schema's defaults filled in.
+        self.cfg: dict[str, Any] = with_defaults(self.settings_schema, context.settings)
+        #: Undo actions of everything this instance acquired; closed by stop().
+        self.stack = ResourceStack()
+        self.instance: OvsInstance | None = None
+        self._bridges: dict[str, str] = {}
+        self._ports: dict[str, list[SwitchPort]] = {}
+        self._next_ofport: dict[str, int] = {}
+        self._meters: set[str] = set()
+        self._started = False
+
+    # ------------------------------------------------------------------ prerequisites
+
+    @classmethod
+    def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        cfg = with_defaults(cls.settings_schema, settings)
+        missing = []
+        for binary in (cfg["vswitchd"], cfg["ovsdb_server"], cfg["ovsdb_tool"], *OVS_TOOLS):
+            if commands.which(binary) is None:
+                missing.append(Prerequisite(f"binary {binary}", cls.package_remedy))
+        if not Path(cfg["ovs_schema"]).is_file():
+            missing.append(Prerequisite(f"OvS schema {cfg['ovs_schema']}", cls.package_remedy))
+        return missing
+
+    # ------------------------------------------------------------------ hooks
+
+    def other_config(self) -> dict[str, str]:
+        """Open_vSwitch other_config applied before vswitchd starts (user extras last)."""
+        return {"max-idle": str(self.cfg["max_idle_ms"])}
+
+    def prepare_vswitchd(self) -> None:
+        """Acquire what vswitchd needs before it starts; register undos on ``self.stack``."""
+
+    def vswitchd_ready(self) -> None:
+        """Raise PluginError if vswitchd runs but is not usable (e.g. DPDK not initialized)."""
+
+    def vswitchd_args(self) -> list[str]:
+        """Extra command-line arguments for ovs-vswitchd."""
+        return []
+
+    def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
+        """OvS port name and Interface column assignments for ``spec``.
+
+        Default (kernel datapath): a testbed interface is added as a ``system`` port
+        under its own kernel name. ``index`` counts ports added so far (0-based).
+        """
+        if spec.kind == "physical" and spec.iface and not spec.pci:
+            return spec.iface, []
+        if spec.kind == "tunnel":
+            return spec.name, tunnel_columns(spec)
+        raise PluginError(f"{self.name or type(self).__name__} cannot add a {spec.kind} port like {spec.name!r}")
+
+    def datapath_stats(self) -> dict[str, Any]:
+        """Datapath-specific statistics merged into :meth:`stats` under ``datapath``."""
+        return {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def ctl(self) -> OvsCtl:
+        if self.instance is None or self.instance.ctl is None:
+            raise PluginError(f"{self.name or type(self).__name__} is not started")
+        return self.instance.ctl
+
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self.context.resources.register(f"{self.name or type(self).__name__} instance", self.stop)
+        self.instance = OvsInstance(
+            self.context.run_id, self.stack, Path(self.context.log_dir) / "ovs",
+            netns=self.context.dut_netns,
+            schema=Path(self.cfg["ovs_schema"]),
+            ovsdb_server=self.cfg["ovsdb_server"],
+            ovsdb_tool=self.cfg["ovsdb_tool"],
+            start_timeout_s=float(self.cfg["start_timeout_s"]),
+        )
+        ctl = self.instance.start_db()
+        config = {**self.other_config(), **{k: _ovs_value(v) for k, v in self.cfg["other_config"].items()}}
+        if config:
+            ctl.vsctl("set", "Open_vSwitch", ".",
+                      *(f'other_config:{k}="{_escape(v)}"' for k, v in config.items()), wait=False)
+        self.prepare_vswitchd()
+        self.instance.start_vswitchd(self.cfg["vswitchd"], self.vswitchd_args())
+        self.vswitchd_ready()
+        log.info("%s started (run dir %s)", self.name or type(self).__name__, self.instance.paths.run_dir)
+
+    def stop(self) -> None:
+        self.stack.close()
+
+    # ------------------------------------------------------------------ bridges and ports
+
+    def bridge_name(self, bridge: str) -> str:
+        """The OvS (and kernel) name of the bridge the caller calls ``bridge``."""
+        try:
+            return self._bridges[bridge]
+        except KeyError:
+            raise PluginError(f"no bridge {bridge!r}; add_bridge() it first") from None
+
+    def add_bridge(self, name: str) -> None:
+        if name in self._bridges:
+            raise PluginError(f"bridge {name!r} already exists")
+        real = naming.iface_name(self.context.run_id, "br", len(self._bridges))
+        self.ctl.vsctl(
+            "add-br", real, "--", "set", "Bridge", real,
+            f"datapath_type={self.datapath_type}", "fail_mode=secure",
+            f"protocols={OPENFLOW_PROTOCOLS}", "other_config:disable-in-band=true",
+        )
+        self._bridges[name] = real
+        self._ports[name] = []
+        self._next_ofport[name] = 1
+
+    def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
+        real = self.bridge_name(bridge)
+        index = sum(len(p) for p in self._ports.values())
+        port_name, columns = self.interface_config(spec, index)
+        ofport = self._next_ofport[bridge]
+        self.ctl.vsctl(
+            "add-port", real, port_name, "--", "set", "Interface", port_name,
+            f"ofport_request={ofport}", *columns,
+        )
+        got = self.ctl.get("Interface", port_name, "ofport")
+        if got in ("", "[]", "-1"):
+            error = self.ctl.get("Interface", port_name, "error")
+            raise PluginError(f"port {port_name} was not added: {error or 'no OpenFlow port number'}")
+        port = SwitchPort(port_name, int(got), spec)
+        self._next_ofport[bridge] = int(got) + 1
+        self._ports[bridge].append(port)
+        return port
+
+    def ports(self, bridge: str) -> list[SwitchPort]:
+        self.bridge_name(bridge)
+        return list(self._ports[bridge])
+
+    # ------------------------------------------------------------------ flows
+
+    def meter_pps(self) -> int | None:
+        """``dut.meter_pps`` of the resolved config: the reference DUT's capacity."""
+        value = (self.context.run_config.get("dut") or {}).get("meter_pps")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise PluginError(f"dut.meter_pps must be a positive number of frames/s, got {value!r}")
+        return int(value)
+
+    def ensure_meter(self, bridge: str) -> int | None:
+        """Create the forwarding meter on ``bridge`` once, if ``dut.meter_pps`` asks for
+        one; return its id (None without a meter). One meter is shared by both directions:
+        its rate is the DUT's aggregate capacity, as loads are aggregate."""
+        rate = self.meter_pps()
+        if rate is None:
+            return None
+        if bridge not in self._meters:
+            burst = flows.meter_burst_pkts(rate, float(self.cfg["meter_burst_ms"]))
+            self.ctl.ofctl("add-meter", self.bridge_name(bridge), flows.meter_spec(flows.FORWARD_METER_ID, rate, burst))
+            self._meters.add(bridge)
+        return flows.FORWARD_METER_ID
+
+    def connect(self, bridge: str, a: SwitchPort, b: SwitchPort) -> None:
+        meter = self.ensure_meter(bridge)
+        lines = flows.port_to_port_flows(a.number, b.number, meter_id=meter)
+        flow_file = self.instance.paths.run_dir / f"connect-{bridge}-{a.number}-{b.number}.flows"  # type: ignore[union-attr]
+        flows.write_flow_file(flow_file, lines)
+        self.ctl.add_flows_bundle(self.bridge_name(bridge), flow_file)
+
+    def install_rules(self, bridge: str, rules_file: Path) -> int:
+        rules_file = Path(rules_file)
+        if not rules_file.is_file():
+            raise PluginError(f"rule file {rules_file} does not exist")
+        count = flows.count_rules(rules_file)
+        self.ctl.add_flows_bundle(self.bridge_name(bridge), rules_file,
+                                  timeout_s=float(self.cfg["rule_install_timeout_s"]))
+        return count
+
+    def flow_count(self, bridge: str) -> int:
+        """OpenFlow rules currently in ``bridge`` (``dump-aggregate``)."""
+        out = self.ctl.ofctl("dump-aggregate", self.bridge_name(bridge))
+        for token in out.replace(",", " ").split():
+            if token.startswith("flow_count="):
+                return int(token.split("=", 1)[1])
+        raise PluginError(f"cannot read flow_count from dump-aggregate: {out.strip()[:200]}")
+
+    # ------------------------------------------------------------------ reporting
+
+    def version(self) -> dict[str, str]:
+        try:
+            out = commands.run([self.cfg["vswitchd"], "--version"], timeout_s=10).stdout
+        except commands.CommandError as exc:
+            raise PluginError(f"cannot read the OvS version: {exc}") from exc
+        return parse.parse_version(out)
+
+    def stats(self) -> dict[str, Any]:
+        bridges = {}
+        for logical, real in self._bridges.items():
+            entry: dict[str, Any] = {
+                "name": real,
+                "ports": parse.parse_dump_ports(self.ctl.ofctl("dump-ports", real)),
+                "port_names": {str(p.number): p.name for p in self._ports[logical]},
+                "flow_count": self.flow_count(logical),
+            }
+            if logical in self._meters:
+                entry["meters"] = parse.parse_meter_stats(self.ctl.ofctl("meter-stats", real))
+            bridges[logical] = entry
+        return {"bridges": bridges, "datapath": self.datapath_stats()}
+
+    def threads(self) -> list[SwitchThread]:
+        """Every thread of ovs-vswitchd (PMDs ``pmd-c*`` first, then main, handlers,
+        revalidators...): all of them are the switch's CPU cost."""
+        pid = self.instance.vswitchd_pid() if self.instance else None
+        if pid is None:
+            return []
+        found = [SwitchThread(pid, tid, name) for tid, name in cpu.task_names(pid).items()]
+        return sorted(found, key=lambda t: (not t.name.startswith("pmd"), t.tid))
+
+
+def tunnel_columns(spec: PortSpec) -> list[str]:
+    """Interface columns of a tunnel port (``options`` carry type, remote_ip, key...)."""
+    options = dict(spec.options)
+    kind = str(options.pop("type", "vxlan"))
+    if "remote_ip" not in options:
+        raise PluginError(f"tunnel port {spec.name!r} needs options.remote_ip")
+    return [f"type={kind}", *(f'options:{k}="{_escape(_ovs_value(v))}"' for k, v in sorted(options.items()))]
+
+
+def _ovs_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _escape(value: str) -> str:
+    """Quote-safe value for ovs-vsctl's ``key="value"`` syntax."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,238 @@
+"""ovs_dpdk: Open vSwitch with the userspace datapath and DPDK, in a private instance.
+
+On the embedded testbed each DUT veth end becomes a DPDK ``net_af_packet`` vdev port (a
+packet-mmap socket bound to that interface, polled by the PMD thread); on a real host the
+NICs listed in ``ports: [{pci: ...}]`` are the only PCI devices DPDK may probe (``-a``
+allow-list). Without PCI ports DPDK runs with ``--no-pci``: the host's devices are never
+touched either way. Hugepages are reserved for exactly ``socket_mem_mb`` (plus headroom)
+and given back at teardown; their files carry ``--file-prefix=vsb<run>ovs``.
+
+Default placement for a 2-core machine: the PMD busy-polls on CPU 1 (``pmd_cpu_mask
+0x2``); DPDK's main lcore, the handler/revalidator threads, the generator and the kernel's
+softirq work share CPU 0 (``dpdk_lcore_mask 0x1``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+from vsbench.interfaces.plugin import PluginError, Prerequisite
+from vsbench.interfaces.vswitch import PortSpec, SwitchPort
+from vsbench.system import commands, cpu, hugepages
+
+from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats
+from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
+from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
+
+PCI_PATTERN = r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
+MASK_PATTERN = r"^0x[0-9a-fA-F]+$"
+
+#: EAL arguments vsbench manages itself; in ``dpdk_extra`` they are an error naming the
+#: setting to use instead (PCI probing is never left to a free-form string).
+MANAGED_EAL_ARGS = {
+    "--no-pci": "ports", "-a": "ports", "--allow": "ports", "-b": "ports", "--block": "ports",
+    "-w": "ports", "--pci-whitelist": "ports", "--pci-blacklist": "ports",
+    "--file-prefix": "(set by vsbench from the run id)", "--huge-dir": "huge_dir",
+    "-c": "dpdk_lcore_mask", "-l": "dpdk_lcore_mask", "--lcores": "dpdk_lcore_mask",
+    "--socket-mem": "socket_mem_mb", "--socket-limit": "socket_mem_mb",
+}
+
+SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
+    "vswitchd": {"type": "string", "default": "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk",
+                 "description": "the DPDK build of ovs-vswitchd"},
+    "dpdk_lcore_mask": {"type": "string", "pattern": MASK_PATTERN, "default": "0x1",
+                        "description": "CPUs of DPDK's main lcore (non-PMD threads)"},
+    "pmd_cpu_mask": {"type": "string", "pattern": MASK_PATTERN, "default": "0x2",
+                     "description": "CPUs the PMD threads busy-poll on, one PMD per CPU"},
+    "socket_mem_mb": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1,
+                      "default": [512], "description": "hugepage memory per NUMA node (MB); also the limit"},
+    "hugepage_size_kb": {"type": "integer", "enum": [2048, 1048576], "default": 2048},
+    "hugepage_extra_mb": {"type": "integer", "minimum": 0, "default": 0,
+                          "description": "pages reserved beyond socket_mem_mb"},
+    "huge_dir": {"type": ["string", "null"], "default": None,
+                 "description": "hugetlbfs mount to use; null mounts a private one under the run dir"},
+    "ports": {"type": "array", "default": [],
+              "items": {"type": "object", "additionalProperties": False, "required": ["pci"],
+                        "properties": {"pci": {"type": "string", "pattern": PCI_PATTERN}}},
+              "description": "PCI NICs DPDK may probe (real host); empty: --no-pci"},
+    "dpdk_extra": {"type": "array", "items": {"type": "string"}, "default": [],
+                   "description": "additional EAL arguments (not PCI, prefix, memory or core ones)"},
+    "af_packet": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "qpairs": {"type": "integer", "minimum": 1, "default": 1},
+            "framecnt": {"type": "integer", "minimum": 64, "default": 2048,
+                         "description": "frames in each packet-mmap ring"},
+            "blocksz": {"type": "integer", "minimum": 4096, "default": 4096},
+            "framesz": {"type": "integer", "minimum": 2048, "default": 2048},
+            "qdisc_bypass": {"type": "boolean", "default": True},
+        },
+    },
+    "n_rxq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
+    "n_txq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
+})
+
+
+class OvsDpdk(OvsSwitchBase):
+    """Open vSwitch userspace datapath with DPDK (af_packet ports on veth, or PCI NICs)."""
+
+    description: ClassVar[str] = "Open vSwitch with DPDK (userspace datapath, PMD threads)"
+    datapath_type: ClassVar[str] = "netdev"
+    package_remedy: ClassVar[str] = "apt-get install openvswitch-switch-dpdk"
+    settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.file_prefix = f"vsb{context.run_id}ovs"
+        self.huge_dir: Path | None = None
+        self.reservation: hugepages.HugepageReservation | None = None
+        self._pci_allowed = [p["pci"] for p in self.cfg["ports"]]
+
+    # ------------------------------------------------------------------ checks
+
+    @classmethod
+    def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        missing = super().check_prerequisites(settings)
+        cfg = with_defaults(cls.settings_schema, settings)
+        why = hugepages.hugetlb_available(int(cfg["hugepage_size_kb"]))
+        if why:
+            missing.append(Prerequisite(f"hugepages: {why}",
+                                        "run as root on a kernel with CONFIG_HUGETLBFS"))
+        return missing
+
+    @staticmethod
+    def settings_errors(cfg: Mapping[str, Any], online: set[int] | None = None) -> list[str]:
+        """Problems JSON schema cannot express, one line each (empty when fine)."""
+        errors = []
+        for arg in cfg.get("dpdk_extra", []):
+            key = arg.split("=", 1)[0]
+            if key in MANAGED_EAL_ARGS:
+                errors.append(f"dpdk_extra may not contain {key}; use {MANAGED_EAL_ARGS[key]}")
+        online = online if online is not None else cpu.online_cpus()
+        for name in ("pmd_cpu_mask", "dpdk_lcore_mask"):
+            cpus = cpu.mask_to_cpus(cfg[name])
+            if not cpus:
+                errors.append(f"{name} {cfg[name]} selects no CPU")
+            elif not cpus <= online:
+                errors.append(f"{name} {cfg[name]} names CPUs {sorted(cpus - online)} that are not online "
+                              f"(online: {sorted(online)})")
+        return errors
+
+    # ------------------------------------------------------------------ hooks
+
+    def eal_extra_args(self) -> list[str]:
+        """``dpdk-extra``: PCI allow-list or --no-pci, our file prefix and huge dir."""
+        args: list[str] = []
+        if self._pci_allowed:
+            for pci in self._pci_allowed:
+                args += ["-a", pci]
+        else:
+            args.append("--no-pci")
+        args.append(f"--file-prefix={self.file_prefix}")
+        if self.huge_dir is not None:
+            args.append(f"--huge-dir={self.huge_dir}")
+        return args + list(self.cfg["dpdk_extra"])
+
+    def other_config(self) -> dict[str, str]:
+        socket_mem = ",".join(str(m) for m in self.cfg["socket_mem_mb"])
+        return {
+            **super().other_config(),
+            "dpdk-init": "true",
+            "dpdk-lcore-mask": self.cfg["dpdk_lcore_mask"],
+            "pmd-cpu-mask": self.cfg["pmd_cpu_mask"],
+            "dpdk-socket-mem": socket_mem,
+            "dpdk-socket-limit": socket_mem,
+        }
+
+    def start(self) -> None:
+        errors = self.settings_errors(self.cfg)
+        if errors:
+            raise PluginError(f"vswitch.ovs_dpdk: {errors[0]}")
+        super().start()
+
+    def prepare_vswitchd(self) -> None:
+        """Reserve hugepages, mount a private hugetlbfs, register removal of our files,
+        then write dpdk-extra (it needs the huge dir)."""
+        size_kb = int(self.cfg["hugepage_size_kb"])
+        pages = hugepages.pages_for_mb(sum(self.cfg["socket_mem_mb"]) + self.cfg["hugepage_extra_mb"], size_kb)
+        try:
+            self.reservation = hugepages.reserve(pages, self.stack, page_size_kb=size_kb)
+            if self.cfg["huge_dir"]:
+                self.huge_dir = Path(self.cfg["huge_dir"])
+                if self.huge_dir not in hugepages.hugetlbfs_mounts(size_kb):
+                    raise PluginError(f"huge_dir {self.huge_dir} is not a hugetlbfs mount of {size_kb} kB pages")
+            else:
+                self.huge_dir = hugepages.mount_private(
+                    self.instance.paths.run_dir / "hugepages", self.stack, page_size_kb=size_kb)  # type: ignore[union-attr]
+        except hugepages.HugepageError as exc:
+            raise PluginError(str(exc)) from exc
+        hugepages.register_dpdk_file_cleanup(self.stack, self.huge_dir, self.file_prefix)
+        self.ctl.vsctl("set", "Open_vSwitch", ".",
+                       f'other_config:dpdk-extra="{" ".join(self.eal_extra_args())}"', wait=False)
+
+    def vswitchd_ready(self) -> None:
+        def initialized() -> bool:
+            if not self.instance.vswitchd_proc.alive():  # type: ignore[union-attr]
+                raise PluginError("ovs-vswitchd-dpdk exited during DPDK initialization; see "
+                                  f"{self.instance.paths.log_dir / 'ovs-vswitchd.log'}")  # type: ignore[union-attr]
+            return self.ctl.get("Open_vSwitch", ".", "dpdk_initialized") == "true"
+
+        try:
+            commands.wait_for(initialized, float(self.cfg["start_timeout_s"]), 0.1, "DPDK initialization")
+        except TimeoutError as exc:
+            raise PluginError(str(exc)) from exc
+
+    def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
+        queue_opts = [f"options:{k}={self.cfg[k]}" for k in ("n_rxq_desc", "n_txq_desc") if self.cfg[k]]
+        if spec.kind == "physical" and spec.pci:
+            if spec.pci not in self._pci_allowed:
+                raise PluginError(f"PCI device {spec.pci} is not in vswitch.ovs_dpdk.ports; "
+                                  "DPDK may only probe the devices listed there")
+            return spec.name, ["type=dpdk", f'options:dpdk-devargs="{spec.pci}"', *queue_opts]
+        if spec.kind == "physical" and spec.iface:
+            return spec.name, ["type=dpdk", f'options:dpdk-devargs="{self.af_packet_devargs(spec.iface, index)}"',
+                               *queue_opts]
+        if spec.kind == "vhostuser":
+            return spec.name, ["type=dpdkvhostuser"]
+        if spec.kind == "tunnel":
+            return spec.name, tunnel_columns(spec)
+        raise PluginError(f"ovs_dpdk cannot add port {spec.name!r}: physical ports need iface or pci")
+
+    def af_packet_devargs(self, iface: str, index: int) -> str:
+        """``net_af_packet<index>,iface=<iface>,...``: a DPDK vdev on a kernel interface."""
+        if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", iface):
+            raise PluginError(f"not an interface name: {iface!r}")
+        af = with_defaults(SETTINGS_SCHEMA["properties"]["af_packet"], self.cfg["af_packet"])
+        return (f"net_af_packet{index},iface={iface},qpairs={af['qpairs']},blocksz={af['blocksz']},"
+                f"framesz={af['framesz']},framecnt={af['framecnt']},qdisc_bypass={int(af['qdisc_bypass'])}")
+
+    def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
+        if spec.kind == "vhostuser":
+            where = self.instance.paths.run_dir / spec.name  # type: ignore[union-attr]
+            if spec.socket_path is not None and Path(spec.socket_path) != where:
+                raise PluginError(f"ovs_dpdk creates vhost-user sockets in its run dir ({where}); "
+                                  "leave socket_path unset and read it from the returned port")
+            port = super().add_port(bridge, spec)
+            return replace(port, spec=replace(spec, socket_path=where))
+        return super().add_port(bridge, spec)
+
+    # ------------------------------------------------------------------ reporting
+
+    def datapath_stats(self) -> dict[str, Any]:
+        return {"pmd": parse_pmd_stats(self.ctl.appctl("dpif-netdev/pmd-stats-show"))}
+
+    def clear_pmd_stats(self) -> None:
+        """Zero the PMD counters (call just before a trial for per-trial cache figures)."""
+        self.ctl.appctl("dpif-netdev/pmd-stats-clear")
+
+    def busy_poll_cpus(self) -> dict[str, set[int]]:
+        """CPUs the PMD threads are pinned to, read from the running threads' affinity
+        (the configured mask when none runs yet): input of cpu.check_oversubscription."""
+        cpus: set[int] = set()
+        for thread in self.threads():
+            if thread.name.startswith("pmd"):
+                cpus |= cpu.thread_affinity(thread.tid)
+        return {"ovs_dpdk pmd": cpus or cpu.mask_to_cpus(self.cfg["pmd_cpu_mask"])}

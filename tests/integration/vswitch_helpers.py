@@ -1,0 +1,170 @@
+"""A throwaway netns+veth testbed and frame senders/counters for the vSwitch tests.
+
+Deliberately independent of vsbench.system.testbed (written in parallel): two namespaces
+(generator ``tg`` and ``dut``), N veth pairs between them, IPv6 off so the kernel sends no
+stray frames, everything removed on exit. Frames are sent and counted with raw AF_PACKET
+sockets in a subprocess inside the generator namespace (a real kernel path, no mocks), or
+blasted with trafgen for a rate figure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from vsbench.system import naming
+from vsbench.system.testbed import Testbed, TestbedLink
+
+#: EtherType of our test frames (IEEE local experimental): nothing else sends it.
+TEST_ETHERTYPE = 0x88B5
+
+
+def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
+
+
+@contextlib.contextmanager
+def veth_testbed(run_id: str, n_links: int = 2) -> Iterator[Testbed]:
+    tg, dut = naming.netns_name(run_id, "tg"), naming.netns_name(run_id, "dut")
+    made: list[str] = []
+    try:
+        for ns in (tg, dut):
+            ip("netns", "add", ns)
+            made.append(ns)
+            for key in ("all", "default"):
+                subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                                f"net.ipv6.conf.{key}.disable_ipv6=1"], check=True)
+            ip("-n", ns, "link", "set", "lo", "up")
+        links = []
+        for i in range(n_links):
+            t, d = naming.iface_name(run_id, "t", i), naming.iface_name(run_id, "d", i)
+            tmac, dmac = f"02:00:00:00:0{i}:01", f"02:00:00:00:0{i}:02"
+            ip("link", "add", t, "netns", tg, "address", tmac, "type", "veth",
+               "peer", "name", d, "netns", dut, "address", dmac)
+            ip("-n", tg, "link", "set", t, "up")
+            ip("-n", dut, "link", "set", d, "up")
+            links.append(TestbedLink(i, t, tmac, f"10.{i}.0.1", d, dmac))
+        yield Testbed(run_id, tg, dut, tuple(links))
+    finally:
+        for ns in reversed(made):
+            ip("netns", "del", ns, check=False)
+
+
+def link_stats(netns: str, iface: str) -> dict:
+    """Kernel counters of ``iface`` (rx/tx packets, dropped...)."""
+    out = ip("-n", netns, "-s", "-j", "link", "show", "dev", iface).stdout
+    return json.loads(out)[0]["stats64"]
+
+
+_RECEIVER = textwrap.dedent("""
+    import socket, sys, time
+    iface, ethertype, duration = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ethertype))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.bind((iface, 0))
+    s.settimeout(0.05)
+    print("ready", flush=True)
+    count, end = 0, time.monotonic() + duration
+    while time.monotonic() < end:
+        try:
+            frame = s.recv(2048)
+        except socket.timeout:
+            continue
+        if frame[12:14] == ethertype.to_bytes(2, "big") and frame[14:20] == b"vsbtst":
+            count += 1
+    print(count, flush=True)
+""")
+
+_SENDER = textwrap.dedent("""
+    import socket, sys, time
+    iface, ethertype, count, src, dst, gap = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], float(sys.argv[6])
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    header = bytes.fromhex(dst.replace(":", "")) + bytes.fromhex(src.replace(":", "")) + ethertype.to_bytes(2, "big")
+    for i in range(count):
+        s.send(header + b"vsbtst" + i.to_bytes(4, "big") + bytes(36))
+        if gap:
+            time.sleep(gap)
+""")
+
+
+class FrameCounter:
+    """Counts our test frames arriving on ``iface`` in ``netns`` for ``duration_s``."""
+
+    def __init__(self, netns: str, iface: str, duration_s: float) -> None:
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", netns, sys.executable, "-c", _RECEIVER, iface,
+             str(TEST_ETHERTYPE), str(duration_s)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline().strip() == "ready"
+
+    def result(self) -> int:
+        out, _ = self.proc.communicate(timeout=60)
+        return int(out.strip().splitlines()[-1])
+
+
+def send_frames(netns: str, iface: str, count: int, src_mac: str, dst_mac: str, gap_s: float = 0.0) -> None:
+    subprocess.run(
+        ["ip", "netns", "exec", netns, sys.executable, "-c", _SENDER, iface,
+         str(TEST_ETHERTYPE), str(count), src_mac, dst_mac, str(gap_s)],
+        check=True, timeout=120,
+    )
+
+
+def trafgen_config(path: Path, src_mac: str, dst_mac: str, frame_bytes: int = 64) -> Path:
+    """One fixed UDP/IPv4 frame of ``frame_bytes`` on the wire (FCS included, so software
+    writes 4 bytes fewer)."""
+    mac = lambda m: ",".join(f"0x{b}" for b in m.split(":"))  # noqa: E731
+    payload = frame_bytes - 4 - 14 - 20 - 8
+    ip_len, udp_len = 20 + 8 + payload, 8 + payload
+    path.write_text(
+        "{ " + mac(dst_mac) + ", " + mac(src_mac) + ", 0x08, 0x00,\n"
+        f"  0x45, 0x00, c16({ip_len}), 0x00, 0x00, 0x00, 0x00, 0x40, 0x11, 0x00, 0x00,\n"
+        "  10, 0, 0, 1, 10, 1, 0, 1,\n"
+        f"  c16(1024), c16(1024), c16({udp_len}), 0x00, 0x00, fill(0x00, {payload}) }}\n"
+    )
+    return path
+
+
+@dataclass(frozen=True)
+class BlastResult:
+    sent: int
+    received: int
+    elapsed_s: float
+
+    @property
+    def rx_fps(self) -> float:
+        return self.received / self.elapsed_s
+
+    @property
+    def tx_fps(self) -> float:
+        return self.sent / self.elapsed_s
+
+
+def trafgen_blast(testbed: Testbed, cfg: Path, count: int, tx: int = 0, rx: int = 1, cpu: int = 0,
+                  rate_pps: int | None = None) -> BlastResult:
+    """Send ``count`` frames from link ``tx`` (one trafgen process pinned to ``cpu``), as
+    fast as it can or at ``rate_pps``, and count what the kernel received on link ``rx``.
+    Elapsed time is trafgen's run."""
+    tx_if, rx_if = testbed.links[tx].tg_iface, testbed.links[rx].tg_iface
+    before = link_stats(testbed.tg_netns, rx_if)["rx"]["packets"]
+    t0 = time.monotonic()
+    subprocess.run(
+        ["ip", "netns", "exec", testbed.tg_netns, "taskset", "-c", str(cpu), "trafgen",
+         "--dev", tx_if, "--conf", str(cfg), "--cpus", "1", "--no-sock-mem", "--no-cpu-stats", "-n", str(count),
+         *(["--rate", f"{rate_pps}pps"] if rate_pps else [])],
+        check=True, capture_output=True, timeout=300,
+    )
+    elapsed = time.monotonic() - t0
+    time.sleep(0.3)  # let the switch drain its queues
+    after = link_stats(testbed.tg_netns, rx_if)["rx"]["packets"]
+    return BlastResult(count, after - before, elapsed)
