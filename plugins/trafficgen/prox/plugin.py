@@ -1,0 +1,430 @@
+"""The ``prox`` traffic generator: drives Intel/OPNFV PROX over its control socket.
+
+One trial: ``reset stats``; set each generator core's ``speed``; wait for PROX to publish a
+stats sample taken after the reset (the baseline); ``start`` the generator cores; sleep the
+duration (polling ``lat [all] stats`` when latency is wanted); ``stop``; wait the drain time
+and for a sample taken after the stop; the counters are the ``port_stats`` deltas (TX of the
+sending port, RX of its peer). PROX publishes statistics about once a second, so reading
+counters right after ``stop`` would return stale figures -- the "fresh sample" barrier below
+is what makes the counters belong to this trial.
+
+PROX may be running already (``launch: none``, the default: ``host``/``port`` or
+``unix_socket``), or be started by the plugin with the shipped generator configuration
+(``launch: local``, or ``launch: ssh`` on the host in ``ssh``). See ``rates.py`` for the
+fps-to-percent conversion and ``replies.py`` for the reply formats.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
+
+from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
+from vsbench.interfaces.traffic import (
+    DirectionCounters,
+    FlowFields,
+    GeneratorCapabilities,
+    GeneratorPort,
+    TrafficProfile,
+    TrialResult,
+    line_rate_fps,
+)
+from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.system import commands
+
+from vsbench_plugins.trafficgen.prox import genconfig, packets, rates, replies
+from vsbench_plugins.trafficgen.prox.latency import LatencyAccumulator
+from vsbench_plugins.trafficgen.prox.protocol import ProxAddress, ProxConnection
+from vsbench_plugins.trafficgen.remote_host import SSH_SETTINGS_SCHEMA, RemoteHost
+
+log = logging.getLogger(__name__)
+
+_CORE_LISTS = {
+    "type": "array",
+    "minItems": 2,
+    "maxItems": 2,
+    "items": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+}
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "host": {"type": "string", "minLength": 1},
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+        "unix_socket": {"type": ["string", "null"]},
+        "connect_timeout_s": {"type": "number", "exclusiveMinimum": 0},
+        "reply_timeout_s": {"type": "number", "exclusiveMinimum": 0},
+        "stats_timeout_s": {"type": "number", "exclusiveMinimum": 0},
+        "stats_poll_s": {"type": "number", "exclusiveMinimum": 0},
+        "drain_s": {"type": ["number", "null"], "minimum": 0},
+        "ports": {"type": "array", "minItems": 2, "maxItems": 2,
+                  "items": {"type": "integer", "minimum": 0}},
+        "gen_cores": _CORE_LISTS,
+        "lat_cores": _CORE_LISTS,
+        "task": {"type": "integer", "minimum": 0},
+        "latency_buckets": {"type": "boolean"},
+        "latency_bucket_exp": {"type": "integer", "minimum": 0, "maximum": 40},
+        "link_gbps": {"type": "number", "exclusiveMinimum": 0},
+        "max_flows": {"type": "integer", "minimum": 1},
+        "launch": {"enum": ["none", "local", "ssh"]},
+        "binary": {"type": "string", "minLength": 1},
+        "extra_args": {"type": "array", "items": {"type": "string"}},
+        "config_template": {"type": ["string", "null"]},
+        "remote_config_path": {"type": "string", "minLength": 1},
+        "startup_timeout_s": {"type": "number", "exclusiveMinimum": 0},
+        "master_core": {"type": "integer", "minimum": 0},
+        "pci_devices": {"type": "array", "items": {"type": "string"}},
+        "port_macs": {"type": "array", "items": {"type": "string"}},
+        "ssh": SSH_SETTINGS_SCHEMA,
+    },
+}
+
+DEFAULTS: dict[str, Any] = {
+    "host": "127.0.0.1",
+    "port": 8474,
+    "unix_socket": None,
+    "connect_timeout_s": 5.0,
+    "reply_timeout_s": 2.0,
+    "stats_timeout_s": 5.0,
+    "stats_poll_s": 0.25,
+    "drain_s": None,
+    "ports": [0, 1],
+    "gen_cores": [[1], [2]],
+    "lat_cores": [[3], [4]],
+    "task": 0,
+    "latency_buckets": True,
+    "latency_bucket_exp": 11,
+    "link_gbps": 10.0,
+    "max_flows": 2**24,
+    "launch": "none",
+    "binary": "prox",
+    "extra_args": [],
+    "config_template": None,
+    "remote_config_path": "/tmp/vsbench-prox-gen.cfg",
+    "startup_timeout_s": 30.0,
+    "master_core": 0,
+    "pci_devices": [],
+    "port_macs": [],
+    "ssh": None,
+}
+
+
+class Prox(TrafficGenerator):
+    """PROX (DPDK packet generator) over its TCP/UNIX control socket."""
+
+    description: ClassVar[str] = "PROX (samplevnf DPPD-PROX) driven over its control socket"
+    settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+
+    def __init__(self, context: PluginContext) -> None:
+        super().__init__(context)
+        self.cfg: dict[str, Any] = {**DEFAULTS, **dict(context.settings or {})}
+        unix = self.cfg["unix_socket"]
+        self.address = ProxAddress(
+            host=None if unix else self.cfg["host"], port=int(self.cfg["port"]), unix_path=unix
+        )
+        self.remote = RemoteHost.from_settings(self.cfg.get("ssh"))
+        self._conn: ProxConnection | None = None
+        self._proc: commands.ManagedProcess | None = None
+        self._profile: TrafficProfile | None = None
+        self._lat_started = False
+        self._stopped = False
+
+    # ------------------------------------------------------------------ contract
+
+    @classmethod
+    def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        cfg = {**DEFAULTS, **dict(settings or {})}
+        missing = []
+        if cfg["launch"] == "local" and not commands.which(cfg["binary"]):
+            missing.append(Prerequisite(
+                f"PROX executable {cfg['binary']!r}",
+                "build PROX (samplevnf VNFs/DPPD-PROX) and set trafficgen.prox.binary, or run "
+                "PROX yourself and use launch: none"))
+        if cfg["launch"] == "ssh":
+            ssh = (cfg.get("ssh") or {})
+            if not ssh.get("host"):
+                missing.append(Prerequisite("trafficgen.prox.ssh.host", "name the PROX host"))
+            tool = (ssh.get("ssh_command") or ["ssh"])[0]
+            if not commands.which(tool):
+                missing.append(Prerequisite(f"ssh client {tool!r}", "apt-get install openssh-client"))
+        return missing
+
+    def capabilities(self) -> GeneratorCapabilities:
+        link_bps = float(self.cfg["link_gbps"]) * 1e9
+        return GeneratorCapabilities(
+            ports=2,
+            max_rate_fps=2 * line_rate_fps(link_bps, 64),
+            latency=True,
+            per_packet_latency=False,
+            max_flows=int(self.cfg["max_flows"]),
+            bidirectional=True,
+            needs_testbed=False,
+            native_search=False,
+        )
+
+    def start(self) -> None:
+        self._stopped = False
+        self.context.resources.register(f"prox generator at {self.address}", self.stop)
+        try:
+            if self.cfg["launch"] != "none":
+                self._launch()
+            self._conn = self._connect()
+            self._conn.query("tot stats")  # liveness: every PROX build answers it
+            self._conn.send(f"stop {self._cores('gen')} {self.cfg['task']}")
+            self._conn.send(f"start {self._cores('lat')}")
+            self._lat_started = True
+        except BaseException:
+            self.stop()
+            raise
+
+    def configure(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> None:
+        conn = self._require()
+        if len(ports) < profile.directions + (0 if profile.bidirectional else 1):
+            raise PluginError(f"prox at {self.address}: profile needs 2 ports, got {len(ports)}")
+        if profile.flows > int(self.cfg["max_flows"]):
+            raise PluginError(f"prox at {self.address}: {profile.flows} flows exceed max_flows "
+                              f"{self.cfg['max_flows']}")
+        task = int(self.cfg["task"])
+        conn.send("reset values all")
+        conn.send("reset randoms all")
+        directions = [profile.fields, packets.reversed_fields(profile.fields)]
+        for port in range(profile.directions):
+            for cmd in packets.profile_commands(profile, directions[port],
+                                                self.cfg["gen_cores"][port], task):
+                conn.send(cmd)
+        self._profile = profile
+
+    def run_trial(self, load_fps: float, duration_s: float, *, latency: bool = False) -> TrialResult:
+        conn = self._require()
+        profile = self._profile
+        if profile is None:
+            raise PluginError(f"prox at {self.address}: run_trial before configure")
+        began = time.monotonic()
+        task = int(self.cfg["task"])
+        sending = self.cfg["gen_cores"][: profile.directions]
+        gen = ",".join(str(c) for cores in sending for c in cores)
+        speed_cmds, clamped = rates.speed_commands(load_fps, profile.frame_size_bytes, sending, task)
+
+        conn.send("reset stats")
+        conn.send("reset lat stats")
+        for cmd in speed_cmds:
+            conn.send(cmd)
+        self._wait_fresh_sample()
+        before = self._port_totals()
+        acc = LatencyAccumulator(int(self.cfg["latency_bucket_exp"])) if latency else None
+        if acc is not None:
+            for core, stats, _ in self._lat_poll():
+                acc.baseline(core, stats)
+
+        conn.send(f"start {gen} {task}")
+        t_start = time.monotonic()
+        t_end = t_start + duration_s
+        poll = float(self.cfg["stats_poll_s"])
+        while (now := time.monotonic()) < t_end:
+            time.sleep(min(poll, t_end - now) if acc is not None else t_end - now)
+            if acc is not None and time.monotonic() < t_end:
+                for core, stats, buckets in self._lat_poll():
+                    acc.add(core, stats, buckets)
+        conn.send(f"stop {gen} {task}")
+        tx_duration = time.monotonic() - t_start
+
+        time.sleep(self._drain_s())
+        self._wait_fresh_sample()
+        after = self._port_totals()
+        if acc is not None:
+            for core, stats, buckets in self._lat_poll():
+                acc.add(core, stats, buckets)
+
+        dirs = []
+        for d in range(profile.directions):
+            tx_port, rx_port = d, 1 - d
+            dirs.append(DirectionCounters(
+                tx_port=tx_port,
+                rx_port=rx_port,
+                tx_frames=after[tx_port].tx_total - before[tx_port].tx_total,
+                rx_frames=after[rx_port].rx_total - before[rx_port].rx_total,
+            ))
+        stats: dict[str, Any] = {
+            "speed_commands": speed_cmds,
+            "rx_errors": sum(after[p].errors_total - before[p].errors_total for p in (0, 1)),
+            "rx_no_mbufs": sum(after[p].no_mbufs_total - before[p].no_mbufs_total for p in (0, 1)),
+        }
+        histogram = acc.histogram() if acc is not None else None
+        if acc is not None:
+            stats.update(latency_intervals=acc.intervals, mis_ordered=acc.mis_ordered,
+                         duplicate=acc.duplicate, extent=acc.extent)
+        return TrialResult(
+            intended_load_fps=load_fps,
+            intended_duration_s=duration_s,
+            frame_size_bytes=profile.frame_size_bytes,
+            tx_frames=sum(d.tx_frames for d in dirs),
+            rx_frames=sum(d.rx_frames for d in dirs),
+            directions=tuple(dirs),
+            tx_duration_s=tx_duration,
+            effective_duration_s=time.monotonic() - began,
+            latency_histogram=histogram,
+            valid=not clamped,
+            invalid_reason=(f"rate above PROX's 1000 % per core (100 Gb/s); add generator cores"
+                            if clamped else None),
+            generator_stats=stats,
+        )
+
+    def stop(self) -> None:
+        """Stop the cores, close the socket, quit PROX if we launched it. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.send(f"stop {self._cores('gen')} {self.cfg['task']}")
+                if self._lat_started:
+                    conn.send(f"stop {self._cores('lat')}")
+                if self._proc is not None:
+                    conn.send("quit")
+            except PluginError as exc:
+                log.warning("%s", exc)
+            finally:
+                conn.close()
+        self._lat_started = False
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                proc.wait(timeout_s=3.0)
+            except Exception:  # noqa: BLE001 - it did not quit: end it by pid
+                pass
+            proc.stop()
+
+    def version(self) -> dict[str, str]:
+        if self._conn is None:
+            return {}
+        try:
+            return replies.parse_version(self._conn.query("version", timeout_s=1.0)[0])
+        except (PluginError, replies.ProxReplyError):
+            return {}  # older builds have no 'version' command
+
+    # ------------------------------------------------------------------ helpers
+
+    def _require(self) -> ProxConnection:
+        if self._conn is None:
+            raise PluginError(f"prox at {self.address}: not started")
+        return self._conn
+
+    def _cores(self, role: str) -> str:
+        return ",".join(str(c) for cores in self.cfg[f"{role}_cores"] for c in cores)
+
+    def _drain_s(self) -> float:
+        if self.cfg.get("drain_s") is not None:
+            return float(self.cfg["drain_s"])
+        traffic = (self.context.run_config or {}).get("traffic") or {}
+        return float(traffic.get("drain_s", 0.5))
+
+    def _connect(self) -> ProxConnection:
+        timeout = float(self.cfg["connect_timeout_s"])
+        reply = float(self.cfg["reply_timeout_s"])
+        if self._proc is None:
+            return ProxConnection.open(self.address, connect_timeout_s=timeout, reply_timeout_s=reply)
+        deadline = time.monotonic() + float(self.cfg["startup_timeout_s"])
+        while True:  # a PROX we launched needs time to initialise DPDK
+            try:
+                return ProxConnection.open(self.address, connect_timeout_s=timeout,
+                                           reply_timeout_s=reply)
+            except PluginError as exc:
+                if not self._proc.alive():
+                    raise PluginError(f"prox: PROX exited (code {self._proc.popen.returncode}) "
+                                      f"before its socket {self.address} opened; see "
+                                      f"{self._proc.log_path}") from None
+                if time.monotonic() > deadline:
+                    raise exc
+                time.sleep(0.1)
+
+    def _launch(self) -> None:
+        fields = FlowFields()
+        if isinstance(self.context.run_config, Mapping):
+            f = ((self.context.run_config.get("traffic") or {}).get("fields")) or {}
+            known = {k: v for k, v in f.items() if k in FlowFields.__dataclass_fields__}
+            if "vary" in known:
+                known["vary"] = tuple(known["vary"])
+            fields = FlowFields(**known)
+        work = self.context.work_dir or self.context.log_dir
+        cfg_path = genconfig.write_config(self.cfg, fields, Path(work) / "prox-gen.cfg")
+        flag = ["-u"] if self.address.unix_path else ["-t"]
+        log_path = Path(self.context.log_dir) / "prox.log"
+        if self.cfg["launch"] == "local":
+            argv = [self.cfg["binary"], "-e", *flag, "-o", "none", "-f", str(cfg_path),
+                    *self.cfg["extra_args"]]
+        else:
+            if self.remote is None:
+                raise PluginError("prox: launch: ssh needs trafficgen.prox.ssh.host")
+            remote_cfg = self.cfg["remote_config_path"]
+            try:
+                commands.run(self.remote.scp_to_argv(str(cfg_path), remote_cfg), timeout_s=60)
+            except commands.CommandError as exc:
+                raise PluginError(f"prox: cannot copy the config to {self.remote.address}: {exc}") from None
+            argv = self.remote.ssh_argv(
+                [self.cfg["binary"], "-e", *flag, "-o", "none", "-f", remote_cfg,
+                 *self.cfg["extra_args"]], tty=True)
+        try:
+            self._proc = commands.spawn(argv, log_path=log_path)
+        except OSError as exc:
+            raise PluginError(f"prox: cannot start {argv[0]}: {exc.strerror}") from None
+        log.info("started PROX pid %d, log %s", self._proc.pid, log_path)
+
+    def _wait_fresh_sample(self) -> None:
+        """Return once PROX has published a stats sample newer than every command sent so far.
+
+        The ``tot stats`` reply carries the timestamp of the latest sample; PROX handles
+        commands in order, so any later sample was taken after our previous commands."""
+        conn = self._require()
+        seen = replies.parse_tot_stats(conn.query("tot stats")[0]).last_tsc
+        deadline = time.monotonic() + float(self.cfg["stats_timeout_s"])
+        step = min(0.05, float(self.cfg["stats_poll_s"]))
+        while True:
+            time.sleep(step)
+            if replies.parse_tot_stats(conn.query("tot stats")[0]).last_tsc > seen:
+                return
+            if time.monotonic() > deadline:
+                raise PluginError(f"prox: PROX at {self.address} published no new statistics "
+                                  f"within {self.cfg['stats_timeout_s']:g} s")
+
+    def _port_totals(self) -> dict[int, replies.PortStats]:
+        conn = self._require()
+        out = {}
+        for index, prox_port in enumerate(self.cfg["ports"]):
+            try:
+                out[index] = replies.parse_port_stats(conn.query(f"port_stats {prox_port}")[0])
+            except replies.ProxReplyError as exc:
+                raise PluginError(f"prox at {self.address}: {exc}") from None
+        return out
+
+    def _lat_poll(self) -> list[tuple[int, replies.LatStats, list[int] | None]]:
+        """One ``lat [all] stats`` query over every latency core of a receiving port."""
+        conn = self._require()
+        profile = self._profile
+        directions = profile.directions if profile else 2
+        rx_ports = [1 - d for d in range(directions)]
+        cores = [c for p in rx_ports for c in self.cfg["lat_cores"][p]]
+        core_list = ",".join(str(c) for c in cores)
+        task = self.cfg["task"]
+        with_buckets = bool(self.cfg["latency_buckets"])
+        command = f"lat {'all ' if with_buckets else ''}stats {core_list} {task}"
+        conn.query(command, lines=0)
+        out = []
+        try:
+            for core in cores:
+                # Read core by core: a bad core/task gets one 'error: ...' line, no buckets.
+                stats = replies.parse_lat_stats(conn.read(command, 1)[0])
+                buckets = None
+                if with_buckets:
+                    buckets = [0] * replies.LAT_BUCKETS
+                    for line in conn.read(command, replies.LAT_BUCKETS):
+                        idx, n = replies.parse_bucket(line)
+                        if idx < replies.LAT_BUCKETS:
+                            buckets[idx] = n
+                out.append((core, stats, buckets))
+        except replies.ProxReplyError as exc:
+            raise PluginError(f"prox at {self.address}: {exc}") from None
+        return out
