@@ -128,7 +128,7 @@ def trafgen_config(path: Path, src_mac: str, dst_mac: str, frame_bytes: int = 64
     ip_len, udp_len = 20 + 8 + payload, 8 + payload
     path.write_text(
         "{ " + mac(dst_mac) + ", " + mac(src_mac) + ", 0x08, 0x00,\n"
-        f"  0x45, 0x00, c16({ip_len}), 0x00, 0x00, 0x00, 0x00, 0x40, 0x11, 0x00, 0x00,\n"
+        f"  0x45, 0x00, c16({ip_len}), 0x00, 0x00, 0x00, 0x00, 0x40, 0x11, csumip(14, 33),\n"
         "  10, 0, 0, 1, 10, 1, 0, 1,\n"
         f"  c16(1024), c16(1024), c16({udp_len}), 0x00, 0x00, fill(0x00, {payload}) }}\n"
     )

@@ -1,0 +1,200 @@
+"""linux_bridge: the kernel's bridge as the device under test, in the DUT namespace.
+
+A bridge device (name carrying the run id) with STP off, multicast snooping off, IPv6
+address generation off (so it sends nothing of its own) and a fixed locally administered
+MAC (so it never adopts a port's MAC and swallows frames addressed to it). Ports are the
+testbed's veth ends, enslaved and brought up; they are released, not deleted, at teardown
+(the testbed owns them).
+
+Forwarding is by MAC learning: :meth:`connect` installs nothing. Until the bridge has seen
+a frame *from* a MAC it floods frames *to* that MAC to every other port, which on a 2-port
+bridge is still the right port; a warm-up frame from each side (the runner's low-rate
+warm-up trial) teaches the FDB so measured traffic is switched, not flooded. A frame
+whose destination MAC was learned on its own ingress port is dropped — a unidirectional
+profile must not use the reverse side's source MAC as destination from the same port.
+
+With ``br_netfilter`` present the kernel by default passes bridged IPv4/IPv6/ARP frames
+through iptables, which also *drops IPv4 frames with a bad header checksum* and costs
+CPU. Unless ``bridge_netfilter: true``, the plugin turns the ``net.bridge.bridge-nf-call-*``
+sysctls off in the DUT namespace (they are per namespace) and restores them at teardown.
+On a real host (no DUT namespace) those sysctls are host-wide: the plugin leaves them
+alone and logs a warning when they are on.
+
+The forwarding cost is kernel softirq time (see vsbench.system.cpu), not a thread:
+:meth:`threads` is empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+from typing import Any, ClassVar, Mapping
+
+from vsbench.interfaces.plugin import PluginError, Prerequisite
+from vsbench.interfaces.vswitch import PortSpec, SwitchPort, VSwitch
+from vsbench.system import commands, naming
+from vsbench.system.resources import ResourceStack
+
+log = logging.getLogger(__name__)
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "vswitch.linux_bridge settings",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "ageing_time_s": {"type": "number", "minimum": 10, "maximum": 1000000, "default": 300,
+                          "description": "how long a learned MAC stays in the FDB"},
+        "multicast_snooping": {"type": "boolean", "default": False},
+        "bridge_netfilter": {"type": "boolean", "default": False,
+                             "description": "let bridged IP frames traverse iptables (br_netfilter)"},
+        "bridge_mac": {"type": "string", "pattern": "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$",
+                       "default": "02:76:73:62:00:00",
+                       "description": "the bridge's own (locally administered) MAC"},
+    },
+}
+
+
+BRIDGE_NF_SYSCTLS = (
+    "net.bridge.bridge-nf-call-iptables",
+    "net.bridge.bridge-nf-call-ip6tables",
+    "net.bridge.bridge-nf-call-arptables",
+)
+
+
+def _defaults(settings: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v["default"] for k, v in SETTINGS_SCHEMA["properties"].items()}
+    out.update(settings or {})
+    return out
+
+
+class LinuxBridge(VSwitch):
+    """Linux kernel bridge (MAC learning, STP off) in the DUT namespace."""
+
+    description: ClassVar[str] = "Linux kernel bridge (learning, STP off)"
+    settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.cfg = _defaults(context.settings)
+        self.stack = ResourceStack()
+        self.netns = context.dut_netns
+        self._bridges: dict[str, str] = {}
+        self._ports: dict[str, list[SwitchPort]] = {}
+        self._started = False
+
+    @classmethod
+    def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        missing = []
+        for binary in ("ip", "bridge"):
+            if commands.which(binary) is None:
+                missing.append(Prerequisite(f"binary {binary}", "apt-get install iproute2"))
+        return missing
+
+    # ------------------------------------------------------------------ helpers
+
+    def _ip(self, *args: str, check: bool = True) -> str:
+        try:
+            return commands.run(["ip", *args], netns=self.netns, check=check).stdout
+        except commands.CommandError as exc:
+            raise PluginError(f"ip {' '.join(args[:4])}: {exc.stderr.strip() or exc}") from exc
+
+    def _link(self, iface: str) -> dict[str, Any]:
+        out = self._ip("-s", "-d", "-j", "link", "show", "dev", iface)
+        return json.loads(out)[0]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self.context.resources.register(f"{self.name or 'linux_bridge'} instance", self.stop)
+        if not self.cfg["bridge_netfilter"]:
+            self._bridge_netfilter_off()
+
+    def _sysctl(self, key: str, value: str | None = None) -> str | None:
+        """Read (or set) a sysctl in the DUT namespace; None if the key does not exist."""
+        argv = ["sysctl", "-n", key] if value is None else ["sysctl", "-qw", f"{key}={value}"]
+        proc = commands.run(argv, netns=self.netns, check=False)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    def _bridge_netfilter_off(self) -> None:
+        for key in BRIDGE_NF_SYSCTLS:
+            before = self._sysctl(key)
+            if before is None or before == "0":
+                continue
+            if self.netns is None:
+                log.warning("%s=%s on this host: bridged frames traverse iptables "
+                            "(left unchanged outside a DUT namespace)", key, before)
+                continue
+            if self._sysctl(key, "0") is None:
+                raise PluginError(f"cannot set {key}=0 in {self.netns}")
+            self.stack.register(f"{key} in {self.netns}", self._sysctl, key, before)
+
+    def stop(self) -> None:
+        self.stack.close()
+
+    def bridge_name(self, bridge: str) -> str:
+        try:
+            return self._bridges[bridge]
+        except KeyError:
+            raise PluginError(f"no bridge {bridge!r}; add_bridge() it first") from None
+
+    def add_bridge(self, name: str) -> None:
+        if name in self._bridges:
+            raise PluginError(f"bridge {name!r} already exists")
+        real = naming.iface_name(self.context.run_id, "br", len(self._bridges))
+        self._ip("link", "add", "name", real, "address", self.cfg["bridge_mac"], "type", "bridge",
+                 "stp_state", "0", "ageing_time", str(int(float(self.cfg["ageing_time_s"]) * 100)),
+                 "mcast_snooping", "1" if self.cfg["multicast_snooping"] else "0")
+        self.stack.register(f"bridge {real}", self._ip, "link", "del", "dev", real, check=False)
+        self._ip("link", "set", "dev", real, "addrgenmode", "none")
+        self._ip("link", "set", "dev", real, "up")
+        self._bridges[name] = real
+        self._ports[name] = []
+
+    def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
+        real = self.bridge_name(bridge)
+        if spec.kind != "physical" or not spec.iface or spec.pci:
+            raise PluginError(f"linux_bridge only enslaves kernel interfaces; cannot add {spec.kind} port {spec.name!r}")
+        self._ip("link", "set", "dev", spec.iface, "master", real)
+        self.stack.register(f"{spec.iface} in {real}", self._ip, "link", "set", "dev", spec.iface,
+                            "nomaster", check=False)
+        self._ip("link", "set", "dev", spec.iface, "up")
+        link = self._link(spec.iface)
+        port = SwitchPort(spec.iface, int(link["ifindex"]), spec)
+        self._ports[bridge].append(port)
+        return port
+
+    def connect(self, bridge: str, a: SwitchPort, b: SwitchPort) -> None:
+        """Nothing to install: the bridge forwards by learning (see the module docstring).
+        Checks both ports are in ``bridge`` so a wiring mistake fails here, not as loss."""
+        real = self.bridge_name(bridge)
+        for port in (a, b):
+            master = self._link(port.name).get("master")
+            if master != real:
+                raise PluginError(f"port {port.name} is not in bridge {real} (master: {master})")
+
+    # ------------------------------------------------------------------ reporting
+
+    def version(self) -> dict[str, str]:
+        return {"kernel": platform.release()}
+
+    def stats(self) -> dict[str, Any]:
+        """Kernel link counters per port and the number of learned FDB entries."""
+        bridges = {}
+        for logical, real in self._bridges.items():
+            ports = {}
+            for port in self._ports[logical]:
+                stats = self._link(port.name).get("stats64", {})
+                ports[port.name] = {
+                    f"{direction}_{key}": value
+                    for direction in ("rx", "tx")
+                    for key, value in stats.get(direction, {}).items()
+                }
+            fdb = json.loads(commands.run(["bridge", "-j", "fdb", "show", "br", real], netns=self.netns).stdout or "[]")
+            learned = [e for e in fdb if "permanent" not in e.get("state", "") and not e.get("vlan")]
+            bridges[logical] = {"name": real, "ports": ports, "fdb_learned": len(learned)}
+        return {"bridges": bridges}
