@@ -1,0 +1,245 @@
+"""Which IxNetwork nodes the fake models, with their attributes, enums and children.
+
+Attribute names and enum values are the REST names restpy sends (its generated classes
+map ``FrameRate.Type`` to ``type`` and so on; see ``ixnetwork_restpy/testplatform/sessions/
+ixnetwork/traffic/...``). Only the part of the tree a raw L2/L3 traffic test touches is
+modelled; an attribute or enum value outside it is refused with 400, as the real server does
+for a typo, so a plugin bug shows up here instead of on the customer's chassis.
+
+Protocol templates carry the real field ids (``ipv4.header.srcIp`` is field 27 of the IPv4
+template, ``udp.header.dstPort`` field 2, ...), because IxNetwork numbers a stack's fields by
+its template.
+"""
+
+from __future__ import annotations
+
+from rest_tree import Kind
+
+FILES_ROOT = "/root/.local/share/Ixia/sdmStreamManager/common"
+
+TRAFFIC_STATES = ("error", "locked", "started", "startedWaitingForStats",
+                  "startedWaitingForStreams", "stopped", "stoppedWaitingForStats",
+                  "txStopWatchExpected", "unapplied")
+
+KINDS: dict[str, Kind] = {
+    "ixnetwork": Kind(singles=("globals", "traffic", "statistics", "availableHardware"),
+                      lists=("vport",)),
+    "globals": Kind(attrs={"buildNumber": "", "username": "", "isConfigDifferent": False,
+                           "persistencePath": FILES_ROOT},
+                    read_only=("buildNumber", "username", "isConfigDifferent",
+                               "persistencePath"),
+                    singles=("appErrors",)),
+    "appErrors": Kind(lists=("error",), free_attrs=True),
+    "availableHardware": Kind(attrs={"offChassisHwM": "", "isOffChassis": False},
+                              lists=("chassis",)),
+    "chassis": Kind(attrs={"hostname": "", "state": "down", "chassisType": "Ixia Virtual Test Appliance",
+                           "ixnBuildNumber": "", "ixosBuildNumber": ""},
+                    read_only=("state", "chassisType", "ixnBuildNumber", "ixosBuildNumber"),
+                    lists=("card",)),
+    "card": Kind(attrs={"cardId": 0, "description": "VM-10G"}, read_only=("cardId", "description"),
+                 lists=("port",)),
+    "port": Kind(attrs={"portId": 0, "owner": "", "isAvailable": True, "description": "10GE LAN"},
+                 read_only=("portId", "owner", "isAvailable", "description")),
+    "vport": Kind(
+        attrs={"name": "", "type": "ethernet", "connectedTo": "null", "assignedTo": "",
+               "location": "", "connectionState": "unassigned", "connectionStatus": "",
+               "isConnected": False, "isAvailable": True, "state": "unassigned",
+               "stateDetail": "idle", "actualSpeed": 0, "rxMode": "captureAndMeasure",
+               "txMode": "interleaved", "isPullOnly": False, "transmitIgnoreLinkStatus": False},
+        enums={"connectionState": ("assignedInUseByOther", "assignedUnconnected",
+                                   "connectedLinkDown", "connectedLinkUp", "connecting",
+                                   "unassigned"),
+               "rxMode": ("capture", "measure", "captureAndMeasure", "packetImpairment"),
+               "txMode": ("interleaved", "sequential", "interleavedCoarse", "sequentialCoarse",
+                          "packetImpairment")},
+        read_only=("connectionState", "connectionStatus", "isConnected", "isAvailable", "state",
+                   "stateDetail", "actualSpeed", "assignedTo"),
+        singles=("protocols",)),
+    "protocols": Kind(),
+    "traffic": Kind(
+        attrs={"state": "unapplied", "isTrafficRunning": False, "isApplicationTrafficRunning": False,
+               "elapsedTransmitTime": 0, "refreshLearnedInfoBeforeApply": False,
+               "enableMinFrameSize": False, "frameOrderingMode": "none",
+               "useTxRxSync": True, "waitTime": 1, "isApplyOnTheFlyRequired": False},
+        enums={"state": TRAFFIC_STATES,
+               "frameOrderingMode": ("flowGroupSetup", "none", "peakLoading", "RFC2889")},
+        read_only=("state", "isTrafficRunning", "isApplicationTrafficRunning",
+                   "elapsedTransmitTime", "isApplyOnTheFlyRequired"),
+        singles=("statistics",), lists=("trafficItem", "protocolTemplate")),
+    "traffic/statistics": Kind(singles=("latency",)),
+    "latency": Kind(attrs={"enabled": False, "mode": "cutThrough"},
+                    enums={"mode": ("cutThrough", "forwardingDelay", "mef", "storeForward")}),
+    "trafficItem": Kind(
+        attrs={"name": "", "trafficType": "ipv4", "trafficItemType": "l2L3", "biDirectional": False,
+               "enabled": True, "suspend": False, "state": "unapplied", "errors": [],
+               "warnings": [], "srcDestMesh": "oneToOne", "routeMesh": "oneToOne",
+               "transmitMode": "interleaved", "allowSelfDestined": False,
+               "mergeDestinations": True, "hostsPerNetwork": 1, "ordinalNo": 0,
+               "originatorType": "endUser", "roundRobinPacketOrdering": False,
+               "numVlansForMulticastReplication": 1, "useControlPlaneRate": True,
+               "useControlPlaneFrameSize": True},
+        enums={"trafficType": ("atm", "avb1722", "avbRaw", "ethernetVlan", "fc", "fcoe",
+                               "frameRelay", "hdlc", "ipv4", "ipv4ApplicationTraffic", "ipv6",
+                               "ipv6ApplicationTraffic", "oran", "ppp", "raw"),
+               "trafficItemType": ("application", "applicationLibrary", "l2L3", "quick"),
+               "srcDestMesh": ("fullMesh", "manyToMany", "none", "oneToOne"),
+               "routeMesh": ("fullMesh", "oneToOne"),
+               "transmitMode": ("interleaved", "sequential")},
+        read_only=("state", "errors", "warnings"),
+        lists=("endpointSet", "configElement", "tracking", "highLevelStream")),
+    "endpointSet": Kind(attrs={"name": "", "sources": [], "destinations": [],
+                               "fullyMeshedEndpoints": [], "multicastDestinations": [],
+                               "multicastReceivers": [], "scalableSources": [],
+                               "scalableDestinations": [], "ngpfFilters": [],
+                               "sourceFilter": "", "destinationFilter": "",
+                               "trafficGroups": [], "allowEmptyTopologySets": False}),
+    "configElement": Kind(
+        attrs={"endpointSetId": 0, "crc": "goodCrc", "preambleCustomSize": 8,
+               "preambleFrameSizeMode": "auto", "enableDisableFrameRateDistribution": False,
+               "destinationMacMode": "manual"},
+        enums={"crc": ("badCrc", "goodCrc"),
+               "preambleFrameSizeMode": ("auto", "custom"),
+               "destinationMacMode": ("arp", "manual")},
+        read_only=("endpointSetId",),
+        singles=("frameSize", "frameRate", "frameRateDistribution", "transmissionControl"),
+        lists=("stack",)),
+    "highLevelStream": Kind(
+        attrs={"name": "", "txPortName": "", "rxPortNames": [], "state": "stopped",
+               "suspend": False, "overSubscribed": False},
+        read_only=("txPortName", "rxPortNames", "state", "overSubscribed")),
+    "frameSize": Kind(
+        attrs={"type": "fixed", "fixedSize": 64, "incrementFrom": 64, "incrementTo": 1518,
+               "incrementStep": 1, "randomMin": 64, "randomMax": 1518,
+               "presetDistribution": "cisco", "weightedPairs": [], "quadGaussian": [],
+               "weightedRangePairs": []},
+        enums={"type": ("auto", "fixed", "increment", "presetDistribution", "quadGaussian",
+                        "random", "weightedPairs")}),
+    "frameRate": Kind(
+        attrs={"type": "percentLineRate", "rate": 100, "bitRateUnitsType": "bitsPerSec",
+               "interPacketGapUnitsType": "nanoseconds", "packetPeriodUnitsType": "nanoseconds",
+               "enforceMinimumInterPacketGap": 0},
+        enums={"type": ("bitsPerSecond", "framesPerSecond", "interPacketGap", "packetPeriod",
+                        "percentLineRate")}),
+    "frameRateDistribution": Kind(
+        attrs={"portDistribution": "applyRateToAll", "streamDistribution": "splitRateEvenly"},
+        enums={"portDistribution": ("applyRateToAll", "splitRateEvenly"),
+               "streamDistribution": ("applyRateToAll", "splitRateEvenly")}),
+    "transmissionControl": Kind(
+        attrs={"type": "continuous", "duration": 1, "frameCount": 1, "burstPacketCount": 1,
+               "iterationCount": 1, "minGapBytes": 12, "startDelay": 0,
+               "startDelayUnits": "bytes", "repeatBurst": 1, "enableInterBurstGap": False,
+               "enableInterStreamGap": False, "interBurstGap": 0,
+               "interBurstGapUnits": "nanoseconds", "interStreamGap": 0,
+               "interStreamGapUnits": "nanoseconds", "burstDuration": 0,
+               "burstModeUnits": "packetCount"},
+        enums={"type": ("auto", "burstFixedDuration", "continuous", "custom", "fixedDuration",
+                        "fixedFrameCount", "fixedIterationCount")}),
+    "stack": Kind(attrs={"displayName": "", "stackTypeId": "", "templateName": ""},
+                  read_only=("displayName", "stackTypeId", "templateName"), lists=("field",)),
+    "protocolTemplate": Kind(attrs={"displayName": "", "stackTypeId": "", "templateName": ""},
+                             read_only=("displayName", "stackTypeId", "templateName"),
+                             lists=("field",)),
+    "field": Kind(
+        attrs={"fieldTypeId": "", "displayName": "", "name": "", "auto": False,
+               "supportsAuto": False, "valueType": "singleValue", "singleValue": "",
+               "startValue": "", "stepValue": "", "countValue": "1", "valueList": [],
+               "defaultValue": "", "fieldValue": "", "valueFormat": "decimal",
+               "activeFieldChoice": False, "optionalEnabled": True, "trackingEnabled": False,
+               "readOnly": False, "length": 0, "offset": 0, "seed": "1", "randomMask": "",
+               "onTheFlyMask": "", "fullMesh": False},
+        enums={"valueType": ("decrement", "increment", "nonRepeatableRandom", "random",
+                             "repeatableRandom", "repeatableRandomRange", "singleValue",
+                             "valueList")},
+        read_only=("fieldTypeId", "displayName", "name", "supportsAuto", "defaultValue",
+                   "valueFormat", "readOnly", "length", "offset")),
+    "tracking": Kind(attrs={"trackBy": [], "fieldWidth": "thirtyTwoBits", "protocolOffset": "Root.0",
+                            "offset": 0, "oneToOneMesh": False, "values": [],
+                            "availableTrackBy": []},
+                     read_only=("availableTrackBy",)),
+    "ixnetwork/statistics": Kind(singles=("csvSnapshot",), lists=("view",)),
+    "csvSnapshot": Kind(attrs={"csvName": "", "csvLocation": "", "csvStringQuotes": True,
+                               "snapshotViewContents": "allPages",
+                               "snapshotViewCsvGenerationMode": "overwriteCSVFile",
+                               "views": [], "csvDecimalPrecision": 3,
+                               "csvFormatTimestamp": True, "csvDumpTxPortLabelMap": False,
+                               "csvSupportsCSVSorting": False,
+                               "nextGenRefreshBeforeSnapshot": True, "openViewer": False,
+                               "snapshotSettingsName": ""},
+                        enums={"snapshotViewContents": ("allPages", "currentPage"),
+                               "snapshotViewCsvGenerationMode": ("appendCSVFile", "newCSVFile",
+                                                                 "overwriteCSVFile")}),
+    "view": Kind(attrs={"caption": "", "type": "layer23TrafficItem", "visible": True,
+                        "enabled": True, "readOnly": True, "autoRefresh": True,
+                        "pageTimeout": 25000},
+                 read_only=("readOnly",), singles=("data", "page")),
+    "data": Kind(attrs={"isReady": False, "isBlocked": False, "columnCaptions": [],
+                        "columnCount": 0, "rowValues": [], "pageValues": [], "rowCount": 0,
+                        "totalRows": 0, "currentPage": 1, "totalPages": 1, "pageSize": 100,
+                        "lastPageSize": 0, "timestamp": 0, "allowPaging": True,
+                        "egressMode": "conditional", "egressOption": "rowsWithNoPackets",
+                        "egressPageSize": 50},
+                 read_only=("isReady", "isBlocked", "columnCaptions", "columnCount", "rowValues",
+                            "pageValues", "rowCount", "totalRows", "totalPages", "lastPageSize",
+                            "timestamp")),
+    "page": Kind(attrs={"isReady": False, "isBlocked": False, "columnCaptions": [],
+                        "columnCount": 0, "rowValues": [], "pageValues": [], "rowCount": 0,
+                        "totalRows": 0, "currentPage": 1, "totalPages": 1, "pageSize": 100,
+                        "timestamp": 0, "allowPaging": True, "egressMode": "conditional",
+                        "egressPageSize": 50},
+                 read_only=("isReady", "isBlocked", "columnCaptions", "columnCount", "rowValues",
+                            "pageValues", "rowCount", "totalRows", "totalPages", "timestamp")),
+}
+
+# Protocol templates: stackTypeId -> (displayName, [(field id, field type id, display name,
+# default value, value format, supports auto)]). Field ids are the template's own numbering.
+TEMPLATES: dict[str, tuple[str, list[tuple[int, str, str, str, str, bool]]]] = {
+    "ethernet": ("Ethernet II", [
+        (1, "ethernet.header.destinationAddress", "Destination MAC Address", "00:00:00:00:00:00", "mAC", True),
+        (2, "ethernet.header.sourceAddress", "Source MAC Address", "00:00:00:00:00:00", "mAC", False),
+        (3, "ethernet.header.etherType", "Ethernet-Type", "ffff", "hex", True),
+        (4, "ethernet.header.pfcQueue", "PFC Queue", "0", "decimal", False),
+    ]),
+    "vlan": ("VLAN", [
+        (1, "vlan.header.vlanTag.vlanUserPriority", "VLAN Priority", "0", "decimal", False),
+        (2, "vlan.header.vlanTag.cfi", "Canonical Format Indicator", "0", "decimal", False),
+        (3, "vlan.header.vlanTag.vlanID", "VLAN-ID", "0", "decimal", False),
+        (4, "vlan.header.protocolID", "Protocol-ID", "ffff", "hex", True),
+    ]),
+    "ipv4": ("IPv4", [
+        (1, "ipv4.header.version", "Version", "4", "decimal", False),
+        (2, "ipv4.header.headerLength", "Header Length", "5", "decimal", True),
+        (3, "ipv4.header.priority.raw", "Raw priority", "0", "hex", False),
+        (18, "ipv4.header.totalLength", "Total Length (octets)", "46", "decimal", True),
+        (19, "ipv4.header.identification", "Identification", "0", "decimal", False),
+        (24, "ipv4.header.ttl", "TTL (Time to live)", "64", "decimal", False),
+        (25, "ipv4.header.protocol", "Protocol", "61", "decimal", True),
+        (26, "ipv4.header.checksum", "Header checksum", "0", "hex", True),
+        (27, "ipv4.header.srcIp", "Source Address", "0.0.0.0", "iPv4", False),
+        (28, "ipv4.header.dstIp", "Destination Address", "0.0.0.0", "iPv4", False),
+    ]),
+    "udp": ("UDP", [
+        (1, "udp.header.srcPort", "UDP-Source-Port", "63", "decimal", True),
+        (2, "udp.header.dstPort", "UDP-Dest-Port", "63", "decimal", True),
+        (3, "udp.header.length", "UDP-Length", "8", "decimal", True),
+        (4, "udp.header.checksum", "UDP-Checksum", "0", "hex", True),
+    ]),
+    "tcp": ("TCP", [
+        (1, "tcp.header.srcPort", "TCP-Source-Port", "63", "decimal", True),
+        (2, "tcp.header.dstPort", "TCP-Dest-Port", "63", "decimal", True),
+        (3, "tcp.header.sequenceNumber", "Sequence Number", "0", "decimal", False),
+        (4, "tcp.header.acknowledgementNumber", "Acknowledgement Number", "0", "decimal", False),
+    ]),
+    "fcs": ("Frame Check Sequence CRC-32", [
+        (1, "fcs.header.fcs", "Frame Check Sequence CRC-32", "0", "hex", True),
+    ]),
+}
+
+
+def template_field_attrs(fid: int, ftype: str, display: str, default: str, fmt: str,
+                         auto: bool) -> dict:
+    """Attributes of a stack field freshly created from its template."""
+    return {"fieldTypeId": ftype, "displayName": display, "name": ftype.split(".")[-1],
+            "auto": auto, "supportsAuto": auto, "valueType": "singleValue",
+            "singleValue": default, "startValue": default, "stepValue": default,
+            "countValue": "1", "defaultValue": default, "fieldValue": default,
+            "valueFormat": fmt, "activeFieldChoice": False}
