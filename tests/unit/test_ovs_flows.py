@@ -1,0 +1,46 @@
+"""Flow files and meters: what connect() and install_rules() hand to ovs-ofctl --bundle."""
+
+import pytest
+
+from vsbench_plugins.vswitch.ovs import flows
+
+
+def test_port_to_port_flows_both_directions():
+    assert flows.port_to_port_flows(1, 2) == [
+        "table=0,priority=10,in_port=1,actions=output:2",
+        "table=0,priority=10,in_port=2,actions=output:1",
+    ]
+
+
+def test_port_to_port_flows_through_meter():
+    lines = flows.port_to_port_flows(3, 7, meter_id=1)
+    assert lines == [
+        "table=0,priority=10,in_port=3,actions=meter:1,output:7",
+        "table=0,priority=10,in_port=7,actions=meter:1,output:3",
+    ]
+
+
+def test_meter_spec_has_explicit_small_burst():
+    spec = flows.meter_spec(1, 250_000, flows.meter_burst_pkts(250_000, 10))
+    assert spec == "meter=1,pktps,burst,stats,band=type=drop,rate=250000,burst_size=2500"
+
+
+def test_meter_burst_never_below_one_batch():
+    assert flows.meter_burst_pkts(1000, 10) == 32
+    assert flows.meter_burst_pkts(1_000_000, 1) == 1000
+
+
+def test_meter_rejects_non_positive_rate():
+    with pytest.raises(ValueError):
+        flows.meter_spec(1, 0, 32)
+
+
+def test_flow_file_round_trip_counts_rules_not_comments(tmp_path):
+    path = tmp_path / "rules.flows"
+    n = flows.write_flow_file(path, (f"priority=5,ip,nw_dst=10.0.{i // 256}.{i % 256},actions=output:2"
+                                     for i in range(1000)))
+    assert n == 1000
+    with open(path, "a") as handle:
+        handle.write("\n# a comment\n   \n")
+    assert flows.count_rules(path) == 1000
+    assert path.read_text().splitlines()[0] == "priority=5,ip,nw_dst=10.0.0.0,actions=output:2"
