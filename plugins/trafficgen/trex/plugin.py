@@ -1,0 +1,563 @@
+"""The trex traffic generator: a thin client of TRex's stateless (STL) control protocol.
+
+Talks JSON-RPC 2.0 over ZMQ to a running ``t-rex-64 -i`` server (sync port 4501, async
+port 4500), with STL API 5 (TRex v2.88 and newer): version sync with ``api_sync_v2``,
+zlib-framed requests, batches, port ownership, streams with a field engine for flows, a
+separate low-rate latency stream per direction with ``flow_stats`` rule ``latency``, and
+the event channel to learn when a timed trial has finished. Everything the engine needs
+from a trial is read after traffic has stopped and drained.
+
+Streams are removed and re-added before every trial: that sets the trial's rate exactly
+and starts each packet group's counters and latency histogram from zero (TRex keeps them
+across restarts of the same stream).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Sequence
+
+from vsbench.interfaces.plugin import PluginContext, PluginError
+from vsbench.interfaces.traffic import (
+    DirectionCounters,
+    FCS_BYTES,
+    GeneratorCapabilities,
+    GeneratorPort,
+    TrafficProfile,
+    TrialResult,
+    line_rate_fps,
+)
+from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench_plugins.trafficgen.trex import codec, events, stats, streams
+from vsbench_plugins.trafficgen.trex.rpc import RpcClient, TrexConnectionError
+from vsbench_plugins.trafficgen.trex.settings import SETTINGS_SCHEMA, TrexSettings
+
+log = logging.getLogger(__name__)
+
+API_NAME = "STL"
+API_MAJOR = 5
+API_MINOR = 0  # the lowest 5.x this client needs: the server accepts any client minor <= its own
+PROFILE_ID = "_"
+BULK_STREAM_ID = 1
+LATENCY_STREAM_ID = 2
+FINISHED_EVENTS = (events.PROFILE_FINISHED_TX, events.PORT_JOB_DONE, events.PORT_STOPPED)
+ACTIVE_STATES = ("TX", "PAUSE", "PCAP_TX")
+_VERSION_RE = re.compile(r"server: '(\d+)\.(\d+)', client: '(\d+)\.(\d+)'")
+
+_EXPECTED = (TrexConnectionError, codec.RpcError, codec.ProtocolError, codec.FramingError)
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One direction of the profile: what port ``tx`` sends towards port ``rx``."""
+
+    index: int
+    tx_gen_port: int  # generator port index (as the deployment numbers them)
+    rx_gen_port: int
+    tx_port: int  # TRex port ids
+    rx_port: int
+    bulk_packet: bytes
+    bulk_vm: dict[str, Any]
+    latency_packet: bytes
+    bulk_pg_id: int
+    latency_pg_id: int
+
+
+class Trex(TrafficGenerator):
+    """TRex stateless server over its JSON-RPC/ZMQ control protocol (TRex >= v2.88)."""
+
+    description: ClassVar[str] = "TRex stateless server over its JSON-RPC/ZMQ protocol (v2.88+)"
+    settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+
+    def __init__(self, context: PluginContext) -> None:
+        super().__init__(context)
+        try:
+            self.cfg = TrexSettings.from_mapping(context.settings)
+        except (ValueError, TypeError) as exc:
+            raise PluginError(f"trex: {exc}") from None
+        self._rpc: RpcClient | None = None
+        self._events: events.EventChannel | None = None
+        self._handlers: dict[int, str] = {}
+        self._session_id = random.getrandbits(31) | 1
+        self._server_version: dict[str, Any] = {}
+        self._port_speed_gbps: dict[int, float] = {}
+        self._latency_capable = True
+        self._profile: TrafficProfile | None = None
+        self._directions: list[Direction] = []
+        self._latency_frame_size: int | None = None
+
+    # ------------------------------------------------------------------ naming
+
+    @property
+    def address(self) -> str:
+        return f"tcp://{self.cfg.host}:{self.cfg.sync_port}"
+
+    def _fail(self, what: str) -> PluginError:
+        return PluginError(f"trex generator at {self.address}: {' '.join(what.split())}")
+
+    def _wrap(self, exc: Exception, doing: str) -> PluginError:
+        if isinstance(exc, TrexConnectionError):
+            return self._fail(f"{doing}: {str(exc).replace(self.address + ': ', '')}")
+        if isinstance(exc, codec.RpcError):
+            return self._fail(f"{doing}: {exc.method} failed: {exc.detail}")
+        return self._fail(f"{doing}: protocol error: {exc}")
+
+    # ------------------------------------------------------------------ contract
+
+    def capabilities(self) -> GeneratorCapabilities:
+        ports = len(self.cfg.port_ids)
+        max_rate = self.cfg.max_rate_fps
+        if max_rate is None and self._port_speed_gbps:
+            frame = self._profile.frame_size_bytes if self._profile else 64
+            senders = self.cfg.port_ids[: (self._profile.directions if self._profile else ports)]
+            rates = [line_rate_fps(self._port_speed_gbps.get(p, 0.0) * 1e9, frame) for p in senders]
+            max_rate = sum(rates) or None
+        return GeneratorCapabilities(
+            ports=ports,
+            max_rate_fps=max_rate,
+            latency=self._latency_capable,
+            per_packet_latency=False,
+            max_flows=self._max_flows(),
+            bidirectional=ports >= 2,
+            needs_testbed=False,
+            native_search=False,
+        )
+
+    def _max_flows(self) -> int:
+        vary = self._profile.fields.vary if self._profile else tuple(
+            ((self.context.run_config.get("traffic") or {}).get("fields") or {}).get("vary")
+            or ("src_ip", "dst_ip"))
+        return 1 << 16 if any(str(f).endswith("_port") for f in vary) else 1 << 32
+
+    def version(self) -> dict[str, str]:
+        out = {"trex_client_api": f"{API_NAME} {API_MAJOR}.{API_MINOR}"}
+        if self._server_version:
+            out["trex"] = str(self._server_version.get("version", "unknown"))
+            out["trex_build_date"] = str(self._server_version.get("build_date", ""))
+            out["trex_mode"] = str(self._server_version.get("mode", ""))
+        return out
+
+    def start(self) -> None:
+        if self._rpc is not None:
+            return
+        rpc = RpcClient(self.cfg.host, self.cfg.sync_port, timeout_s=self.cfg.timeout_s,
+                        compress=self.cfg.compress)
+        try:
+            rpc.probe(self.cfg.connect_timeout_s)
+        except TrexConnectionError as exc:
+            hint = " (is 't-rex-64 -i' running there?)" if "refused" in str(exc) else ""
+            raise self._fail(f"cannot connect: {str(exc).replace(self.address + ': ', '')}{hint}") from None
+        rpc.connect()
+        self._rpc = rpc
+        self.context.resources.register(f"trex connection {self.address}", self.stop)
+        try:
+            self._sync_api()
+            self._server_version = dict(rpc.call("get_version") or {})
+            self._events = events.EventChannel(rpc, self.cfg.host, self.cfg.async_port,
+                                               self._session_id)
+            self._events.connect(self.cfg.connect_timeout_s)
+            self._read_ports()
+            for port in self.cfg.port_ids:
+                self._acquire(port)
+            self._reset_ports()
+        except PluginError:
+            self.stop()
+            raise
+        except _EXPECTED as exc:
+            self.stop()
+            raise self._wrap(exc, "connecting") from None
+        log.info("connected to TRex %s at %s (ports %s)",
+                 self._server_version.get("version", "?"), self.address, list(self.cfg.port_ids))
+
+    def stop(self) -> None:
+        for port in list(self._handlers):
+            self._release(port)
+        if self._events is not None:
+            self._events.close()
+            self._events = None
+        if self._rpc is not None:
+            self._rpc.close()
+            self._rpc = None
+
+    def configure(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> None:
+        self._require_started()
+        if len(ports) < profile.directions + (0 if profile.bidirectional else 1):
+            raise self._fail(f"a profile of {profile.directions} direction(s) needs 2 ports, got {len(ports)}")
+        by_index = sorted(ports, key=lambda p: p.index)
+        gen = [by_index[0].index, by_index[1].index]
+        for g in gen:
+            if g >= len(self.cfg.port_ids):
+                raise self._fail(f"generator port {g} has no TRex port id (trafficgen.trex.port_ids "
+                                 f"lists {len(self.cfg.port_ids)})")
+        trex_ports = [self.cfg.port_ids[g] for g in gen]
+        try:
+            latency_profile = self._latency_profile(profile)
+            directions = []
+            for d in range(profile.directions):
+                tx, rx = (0, 1) if d == 0 else (1, 0)
+                bulk = streams.build_template(profile, d)
+                lat = streams.build_template(latency_profile, d,
+                                             min_payload_bytes=streams.LATENCY_PAYLOAD_BYTES)
+                directions.append(Direction(
+                    index=d, tx_gen_port=gen[tx], rx_gen_port=gen[rx],
+                    tx_port=trex_ports[tx], rx_port=trex_ports[rx],
+                    bulk_packet=bulk.packet, bulk_vm=streams.flow_vm(profile, bulk, d),
+                    latency_packet=lat.packet,
+                    bulk_pg_id=self.cfg.latency_pg_id_base + 10 + d,
+                    latency_pg_id=self.cfg.latency_pg_id_base + d,
+                ))
+        except streams.ProfileError as exc:
+            raise self._fail(str(exc)) from None
+        self._profile = profile
+        self._directions = directions
+        self._latency_frame_size = latency_profile.frame_size_bytes
+        # Let the server validate the streams now, so a bad profile fails before a search.
+        try:
+            self._load_streams(pps=1.0, latency_pps=1.0 if self._latency_capable else None)
+        except _EXPECTED as exc:
+            raise self._wrap(exc, "loading streams") from None
+        log.info("trex configured: %d B frames, %d flow(s), %d direction(s)",
+                 profile.frame_size_bytes, profile.flows, profile.directions)
+
+    def run_trial(self, load_fps: float, duration_s: float, *, latency: bool = False) -> TrialResult:
+        self._require_started()
+        if self._profile is None:
+            raise self._fail("run_trial called before configure")
+        if not load_fps > 0 or not duration_s > 0:
+            raise self._fail(f"a trial needs a positive load and duration (got {load_fps} fps, {duration_s} s)")
+        if latency and not self._latency_capable:
+            raise self._fail("the TRex ports do not support latency streams (rx caps lack 'latency')")
+        t0 = time.monotonic()
+        per_dir_pps = load_fps / len(self._directions)
+        latency_pps = self._latency_pps() if latency else None
+        tx_ports = sorted({d.tx_port for d in self._directions})
+        try:
+            self._load_streams(pps=per_dir_pps, latency_pps=latency_pps)
+            self._events.fetch()  # forget what happened before this trial
+            before = self._port_counters()
+            self._rpc.batch([("start_traffic", {
+                **self._owned(p), "mul": {"type": "raw", "op": "abs", "value": 1.0},
+                "duration": float(duration_s), "force": False, "start_at_ts": 0.0,
+            }) for p in tx_ports])
+            t_started = time.monotonic()
+            t_finished = self._wait_finished(tx_ports, duration_s, t_started)
+            time.sleep(self._drain_s())
+            after = self._port_counters()
+            pg_ids = self._pg_ids(latency)
+            pgid_stats = self._rpc.call("get_pgid_stats", {"pgids": pg_ids}) if pg_ids else {}
+        except PluginError:
+            self._stop_traffic_quietly(tx_ports)
+            raise
+        except _EXPECTED as exc:
+            self._stop_traffic_quietly(tx_ports)
+            raise self._wrap(exc, f"trial at {load_fps:.0f} fps") from None
+        return self._result(load_fps, duration_s, per_dir_pps, latency, before, after,
+                            pgid_stats or {}, t_finished - t_started, time.monotonic() - t0)
+
+    # ------------------------------------------------------------------ connect helpers
+
+    def _require_started(self) -> None:
+        if self._rpc is None or not self._rpc.connected:
+            why = f" ({self._rpc.broken})" if self._rpc is not None and self._rpc.broken else ""
+            raise self._fail(f"not connected{why}")
+
+    def _sync_api(self) -> None:
+        assert self._rpc is not None
+        try:
+            result = self._rpc.call("api_sync_v2", {"name": API_NAME, "major": API_MAJOR,
+                                                    "minor": API_MINOR})
+        except codec.RpcError as exc:
+            raise self._version_error(exc) from None
+        api_h = result.get("api_h") if isinstance(result, dict) else None
+        if not isinstance(api_h, str) or not api_h:
+            raise codec.ProtocolError(f"api_sync_v2 returned no api_h: {str(result)[:80]}")
+        self._rpc.api_h = api_h
+
+    def _version_error(self, exc: codec.RpcError) -> PluginError:
+        ours = f"{API_NAME} {API_MAJOR}.{API_MINOR}"
+        if exc.code == codec.METHOD_NOT_FOUND:
+            return self._fail(f"the server has no api_sync_v2 (TRex older than v2.31); vsbench's "
+                              f"client speaks {ours} and needs TRex v2.88 or newer")
+        text = exc.detail
+        mode = re.search(r"server RPC configuration: '(\w+)'", text)
+        if mode:
+            return self._fail(f"the server runs in {mode.group(1)} mode; vsbench drives {API_NAME} "
+                              f"(start t-rex-64 -i without --astf)")
+        m = _VERSION_RE.search(text)
+        if m:
+            server_major = int(m.group(1))
+            server = f"{API_NAME} {m.group(1)}.{m.group(2)}"
+            advice = ("use TRex v2.88 or newer" if server_major < API_MAJOR
+                      else "this TRex is newer than vsbench's client supports")
+            return self._fail(f"TRex API version mismatch: server speaks {server}, vsbench's "
+                              f"client speaks {ours} ({advice})")
+        return self._fail(f"api_sync_v2 refused: {text}")
+
+    def _read_ports(self) -> None:
+        assert self._rpc is not None
+        info = self._rpc.call("get_system_info")
+        listed = {int(p["index"]): p for p in (info or {}).get("ports", []) if "index" in p}
+        missing = [p for p in self.cfg.port_ids if p not in listed]
+        if missing:
+            raise self._fail(f"TRex has no port(s) {missing} (it has {sorted(listed)}); "
+                             f"check trafficgen.trex.port_ids")
+        caps = [set((listed[p].get("rx") or {}).get("caps") or []) for p in self.cfg.port_ids]
+        self._latency_capable = all("latency" in c for c in caps)
+        statuses = self._rpc.batch([("get_port_status", {"port_id": p, "profile_id": "*",
+                                                         "block": False}) for p in self.cfg.port_ids])
+        for port, status in zip(self.cfg.port_ids, statuses):
+            speed = ((status or {}).get("attr") or {}).get("speed")
+            if isinstance(speed, (int, float)) and speed > 0:
+                self._port_speed_gbps[port] = float(speed)
+            else:
+                supp = listed[port].get("supp_speeds") or []
+                if supp:
+                    self._port_speed_gbps[port] = max(supp) / 1000.0  # Mb/s
+
+    def _acquire(self, port: int) -> None:
+        assert self._rpc is not None
+        try:
+            handler = self._rpc.call("acquire", {"port_id": port, "user": self.cfg.user,
+                                                 "session_id": self._session_id,
+                                                 "force": self.cfg.force_acquire})
+        except codec.RpcError as exc:
+            hint = ("" if self.cfg.force_acquire
+                    else " (set trafficgen.trex.force_acquire: true to take it over)")
+            raise self._fail(f"cannot acquire port {port}: {exc.detail}{hint}") from None
+        if not isinstance(handler, str) or not handler:
+            raise codec.ProtocolError(f"acquire returned no handler: {str(handler)[:80]}")
+        self._handlers[port] = handler
+        self.context.resources.register(f"trex port {port} at {self.address}", self._release, port)
+
+    def _release(self, port: int) -> None:
+        """Stop, clear and hand back one port. Teardown: log, never raise."""
+        if port not in self._handlers:
+            return
+        rpc = self._rpc
+        try:
+            if rpc is None or not rpc.connected:
+                log.warning("trex port %d at %s left acquired: %s", port, self.address,
+                            rpc.broken if rpc is not None else "not connected")
+                return
+            params = self._owned(port)
+            rpc.batch([("stop_traffic", params), ("remove_all_streams", params),
+                       ("release", {"handler": params["handler"], "port_id": port})])
+        except _EXPECTED as exc:
+            log.warning("releasing trex port %d at %s failed: %s", port, self.address, exc)
+        finally:
+            self._handlers.pop(port, None)
+
+    def _reset_ports(self) -> None:
+        """Like the official client's reset(): nothing transmitting, no streams, no service mode."""
+        assert self._rpc is not None
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for port in self.cfg.port_ids:
+            calls += [("stop_traffic", self._owned(port)),
+                      ("remove_all_streams", self._owned(port)),
+                      ("service", {**self._owned(port), "enabled": False})]
+        self._rpc.batch(calls)
+
+    def _owned(self, port: int) -> dict[str, Any]:
+        return {"handler": self._handlers[port], "port_id": port, "profile_id": PROFILE_ID}
+
+    # ------------------------------------------------------------------ trial helpers
+
+    def _latency_profile(self, profile: TrafficProfile) -> TrafficProfile:
+        """The latency stream is one flow, grown when the bulk frame leaves no room for
+        TRex's latency signature (the size used is reported in generator_stats)."""
+        needed = (streams.header_length(profile) + streams.LATENCY_PAYLOAD_BYTES + FCS_BYTES)
+        return replace(profile, flows=1, frame_size_bytes=max(profile.frame_size_bytes, needed))
+
+    def _latency_pps(self) -> float:
+        if self.cfg.latency_pps:
+            return float(self.cfg.latency_pps)
+        probe = (self.context.run_config.get("latency") or {}).get("probe_rate_fps")
+        return float(probe) if probe else 1000.0
+
+    def _drain_s(self) -> float:
+        if self.cfg.drain_s is not None:
+            return float(self.cfg.drain_s)
+        drain = (self.context.run_config.get("traffic") or {}).get("drain_s")
+        return float(drain) if drain is not None else 0.5
+
+    def _pg_ids(self, latency: bool) -> list[int]:
+        ids = []
+        for d in self._directions:
+            if latency:
+                ids.append(d.latency_pg_id)
+            if self.cfg.bulk_counters == "pgid":
+                ids.append(d.bulk_pg_id)
+        return ids
+
+    def _load_streams(self, *, pps: float, latency_pps: float | None) -> None:
+        """Replace every stream on our ports with this trial's set, in one batch."""
+        assert self._rpc is not None
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("remove_all_streams", self._owned(p)) for p in self.cfg.port_ids]
+        for d in self._directions:
+            bulk_fs = (streams.counting_flow_stats(d.bulk_pg_id)
+                       if self.cfg.bulk_counters == "pgid" else None)
+            calls.append(("add_stream", {**self._owned(d.tx_port), "stream_id": BULK_STREAM_ID,
+                                         "stream": streams.stream_json(
+                                             d.bulk_packet, pps=pps, vm=d.bulk_vm,
+                                             flow_stats=bulk_fs)}))
+            if latency_pps:
+                calls.append(("add_stream", {**self._owned(d.tx_port),
+                                             "stream_id": LATENCY_STREAM_ID,
+                                             "stream": streams.stream_json(
+                                                 d.latency_packet, pps=latency_pps,
+                                                 flow_stats=streams.latency_flow_stats(
+                                                     d.latency_pg_id))}))
+        self._rpc.batch(calls)
+
+    def _port_counters(self) -> dict[int, stats.PortCounters]:
+        assert self._rpc is not None
+        ports = list(self.cfg.port_ids)
+        replies = self._rpc.batch([("get_port_stats", {"port_id": p}) for p in ports])
+        return {p: stats.PortCounters.from_json(r or {}) for p, r in zip(ports, replies)}
+
+    def _wait_finished(self, tx_ports: list[int], duration_s: float, t_started: float) -> float:
+        """Block until every sending port reported 'profile finished tx'; return when.
+
+        Events come from the async channel; if it loses events (seq gap) the port state is
+        polled instead. A port still sending long after the trial should have ended is
+        stopped and reported.
+        """
+        assert self._rpc is not None and self._events is not None
+        pending = set(tx_ports)
+        deadline = t_started + duration_s + self.cfg.event_timeout_s
+        use_events = True
+        while pending and time.monotonic() < deadline:
+            if use_events:
+                try:
+                    got = self._events.wait(deadline - time.monotonic())
+                except events.EventSequenceError as exc:
+                    log.warning("trex async events lost (%s); polling port state instead", exc)
+                    use_events = False
+                    continue
+                for ev in got:
+                    self._on_event(ev, pending)
+            else:
+                time.sleep(events.POLL_INTERVAL_S)
+                states = self._rpc.batch([("get_port_status", {"port_id": p, "profile_id": "*",
+                                                               "block": False}) for p in pending])
+                for port, status in zip(sorted(pending), states):
+                    if (status or {}).get("state") not in ACTIVE_STATES:
+                        pending.discard(port)
+        if pending:
+            # Last word goes to the port state: an event may be late, the state is not.
+            states = self._rpc.batch([("get_port_status", {"port_id": p, "profile_id": "*",
+                                                           "block": False}) for p in sorted(pending)])
+            still = [p for p, s in zip(sorted(pending), states)
+                     if (s or {}).get("state") in ACTIVE_STATES]
+            if still:
+                raise self._fail(f"port(s) {still} still transmitting {self.cfg.event_timeout_s:g} s "
+                                 f"after the {duration_s:g} s trial should have ended")
+            log.warning("trex: no 'profile finished tx' event for port(s) %s; port state says done",
+                        sorted(pending))
+        return time.monotonic()
+
+    def _on_event(self, ev: events.ServerEvent, pending: set[int]) -> None:
+        port = ev.port_id
+        if ev.type in FINISHED_EVENTS and port in pending:
+            pending.discard(port)
+        elif ev.type in (events.PORT_ERROR, events.PROFILE_ERROR) and port in self._handlers:
+            raise self._fail(f"the server reported an error on port {port}: {ev.data}")
+        elif ev.type == events.SERVER_STOPPED:
+            raise self._fail(f"the server stopped: {ev.data.get('cause', 'no cause given')}")
+        elif (ev.type == events.PORT_ACQUIRED and port in self._handlers
+              and ev.data.get("session_id") != self._session_id):
+            self._handlers.pop(port, None)
+            raise self._fail(f"port {port} was taken over by {ev.data.get('who', 'another user')!r}")
+
+    def _stop_traffic_quietly(self, ports: list[int]) -> None:
+        rpc = self._rpc
+        if rpc is None or not rpc.connected:
+            return
+        try:
+            rpc.batch([("stop_traffic", self._owned(p)) for p in ports if p in self._handlers])
+        except _EXPECTED as exc:
+            log.warning("stopping trex traffic after a failed trial failed: %s", exc)
+
+    # ------------------------------------------------------------------ results
+
+    def _result(self, load_fps: float, duration_s: float, per_dir_pps: float, latency: bool,
+                before: dict[int, stats.PortCounters], after: dict[int, stats.PortCounters],
+                pgid_stats: dict[str, Any], tx_time_s: float, wall_s: float) -> TrialResult:
+        assert self._profile is not None
+        delta = {p: after[p] - before[p] for p in after}
+        flow = pgid_stats.get("flow_stats") or {}
+        lat_section = pgid_stats.get("latency") or {}
+        directions, records, lat_json = [], [], {}
+        probes_sent = probes_received = 0
+        shortfalls = []
+        for d in self._directions:
+            lat_pg = stats.PgIdCounters.from_json(flow.get(str(d.latency_pg_id)))
+            probe_tx, probe_rx = lat_pg.tx(d.tx_port), lat_pg.rx(d.rx_port)
+            if self.cfg.bulk_counters == "pgid":
+                bulk = stats.PgIdCounters.from_json(flow.get(str(d.bulk_pg_id)))
+                tx, rx = bulk.tx(d.tx_port), bulk.rx(d.rx_port)
+            else:
+                # Port counters include the latency probes: take them out again.
+                tx = delta[d.tx_port].opackets - probe_tx
+                rx = delta[d.rx_port].ipackets - probe_rx
+            if tx < 0 or rx < 0:
+                log.warning("trex counters inconsistent on direction %d (tx %d, rx %d)", d.index, tx, rx)
+                tx, rx = max(tx, 0), max(rx, 0)
+            directions.append(DirectionCounters(d.tx_gen_port, d.rx_gen_port, tx, rx))
+            asked = per_dir_pps * duration_s
+            if tx < asked * self.cfg.min_tx_ratio:
+                shortfalls.append(f"port {d.tx_port} sent {tx} of {asked:.0f} frames "
+                                  f"({100 * tx / asked:.1f}%)")
+            if latency:
+                probes_sent += probe_tx
+                probes_received += probe_rx
+                record = stats.latency_record(lat_section.get(str(d.latency_pg_id)))
+                if record is not None:
+                    records.append(record)
+                    lat_json[f"{d.tx_port}->{d.rx_port}"] = {
+                        "pg_id": d.latency_pg_id, "sent": probe_tx, "received": probe_rx,
+                        "samples": record.samples, "min_ns": record.min_ns,
+                        "max_ns": record.max_ns, "mean_ns": record.mean_ns,
+                        "jitter_ns": record.jitter_ns, **record.errors_json(),
+                    }
+        gen_stats: dict[str, Any] = {
+            "trex_ports": {str(d.index): [d.tx_port, d.rx_port] for d in self._directions},
+            "port_counters": {str(p): {"opackets": c.opackets, "ipackets": c.ipackets,
+                                       "oerrors": c.oerrors, "ierrors": c.ierrors}
+                              for p, c in delta.items()},
+            "bulk_counters": self.cfg.bulk_counters,
+        }
+        if latency:
+            gen_stats["latency"] = lat_json
+            gen_stats["probes"] = {"sent": probes_sent, "received": probes_received,
+                                   "rate_pps": self._latency_pps(),
+                                   "frame_size_bytes": self._latency_frame_size}
+            gen_stats["latency_errors"] = {
+                key: sum(r.errors_json()[key] for r in records)
+                for key in ("dropped", "out_of_order", "duplicates", "seq_too_high", "seq_too_low")}
+        tx_total = sum(c.tx_frames for c in directions)
+        rx_total = sum(c.rx_frames for c in directions)
+        reason = None
+        if shortfalls:
+            reason = ("generator could not send the offered load: " + "; ".join(shortfalls))
+        return TrialResult(
+            intended_load_fps=load_fps,
+            intended_duration_s=duration_s,
+            frame_size_bytes=self._profile.frame_size_bytes,
+            tx_frames=tx_total,
+            rx_frames=rx_total,
+            directions=tuple(directions),
+            tx_duration_s=tx_time_s,
+            effective_duration_s=wall_s,
+            probes=None,
+            latency_histogram=stats.merge_histograms(records) if latency else None,
+            valid=not shortfalls,
+            invalid_reason=reason,
+            generator_stats=gen_stats,
+        )
+

@@ -1,0 +1,240 @@
+"""The device under test the fake TRex is wired to, and the ledger of what was sent.
+
+Model: generator ports are cabled in pairs through a DUT (0 <-> 1, 2 <-> 3, ...). The DUT
+forwards an aggregate of at most ``capacity_fps`` frames/s over all directions; above that
+every stream loses the same share (rx = tx * capacity / offered). A frame needs
+``delay_s`` to cross, so receive counters lag the transmit counters by that much: a client
+that reads counters without a drain wait sees frames "in flight". One-way latency is
+``latency_us`` +- ``latency_spread_us`` (normal, clipped at 1 µs), plus
+``overload_latency_us`` while the DUT is over capacity (a full queue).
+
+Counting is exact piecewise-constant integration: a stream *run* (one start of one
+stream) sends at a fixed rate from ``t0`` to ``t1``; the forwarding ratio changes only
+when some run starts or stops, so each run is split into *pieces* of constant ratio.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+
+def overlap(t0: float, t1: float | None, upto: float) -> float:
+    """Seconds of [t0, t1) before ``upto``; written so a finished interval always gives
+    exactly ``t1 - t0`` (tx and drained rx must then be the same float)."""
+    if t1 is not None and upto >= t1:
+        return t1 - t0
+    return max(0.0, upto - t0)
+
+
+@dataclass
+class Piece:
+    t0: float
+    t1: float | None
+    ratio: float  # forwarded share in this piece
+
+
+@dataclass
+class StreamRun:
+    """One stream transmitting once: fixed rate, fixed packet, known rx port."""
+
+    port: int
+    stream_id: int
+    rx_port: int
+    pps: float
+    pkt_len: int  # bytes without FCS
+    t0: float
+    t1: float | None
+    pg_id: int | None = None
+    latency: bool = False
+    pieces: list[Piece] = field(default_factory=list)
+
+    def tx(self, upto: float) -> int:
+        return int(math.floor(self.pps * overlap(self.t0, self.t1, upto) + 1e-9))
+
+    def rx(self, upto: float, delay_s: float) -> int:
+        """Frames that reached the rx port by ``upto`` (they left ``delay_s`` earlier)."""
+        seen = upto - delay_s
+        if all(p.ratio >= 1.0 for p in self.pieces):
+            return int(math.floor(self.pps * overlap(self.t0, self.t1, seen) + 1e-9))
+        total = sum(self.pps * p.ratio * overlap(p.t0, p.t1, seen) for p in self.pieces)
+        return int(math.floor(total + 1e-9))
+
+    def rx_by_piece(self, upto: float, delay_s: float) -> list[tuple[Piece, int]]:
+        """Received frames per piece, summing to :meth:`rx` (for latency sampling)."""
+        seen = upto - delay_s
+        out, cumulative, given = [], 0.0, 0
+        total = self.rx(upto, delay_s)
+        for piece in self.pieces:
+            cumulative += self.pps * piece.ratio * overlap(piece.t0, piece.t1, seen)
+            n = min(int(math.floor(cumulative + 1e-9)), total) - given
+            out.append((piece, n))
+            given += n
+        if out and given < total:
+            piece, n = out[-1]
+            out[-1] = (piece, n + total - given)
+        return out
+
+    def close(self, at: float) -> None:
+        if self.t1 is None or at < self.t1:
+            self.t1 = at
+        for piece in self.pieces:
+            if piece.t1 is None or piece.t1 > self.t1:
+                piece.t1 = self.t1
+
+
+@dataclass
+class DutModel:
+    capacity_fps: float | None = None  # aggregate over all directions; None: unlimited
+    delay_s: float = 0.002
+    latency_us: float = 15.0
+    latency_spread_us: float = 3.0
+    overload_latency_us: float = 400.0
+    ooo_ratio: float = 0.0
+    dup_ratio: float = 0.0
+
+    def ratio(self, offered_fps: float) -> float:
+        if self.capacity_fps is None or offered_fps <= self.capacity_fps:
+            return 1.0
+        return self.capacity_fps / offered_fps
+
+    def peer(self, port: int) -> int:
+        return port ^ 1
+
+
+class Ledger:
+    """Every stream run since the server started; counters are computed from it."""
+
+    def __init__(self, dut: DutModel) -> None:
+        self.dut = dut
+        self.runs: list[StreamRun] = []
+
+    def active(self, at: float) -> list[StreamRun]:
+        return [r for r in self.runs if r.t0 <= at and (r.t1 is None or r.t1 > at)]
+
+    def rebalance(self, at: float) -> None:
+        """Runs started or stopped at ``at``: recompute the DUT's forwarding ratio."""
+        active = self.active(at)
+        ratio = self.dut.ratio(sum(r.pps for r in active))
+        for run in active:
+            last = run.pieces[-1] if run.pieces else None
+            if last is not None and last.ratio == ratio:
+                continue
+            if last is not None and last.t0 >= at:
+                last.ratio = ratio  # zero-length so far: just correct it
+                continue
+            if last is not None:
+                last.t1 = at
+            run.pieces.append(Piece(at, run.t1, ratio))
+
+    def add(self, runs: list[StreamRun]) -> None:
+        self.runs.extend(runs)
+        if runs:
+            self.rebalance(min(r.t0 for r in runs))
+
+    def close(self, runs: list[StreamRun], at: float) -> None:
+        for run in runs:
+            run.close(at)
+        self.rebalance(at)
+
+    def port_tx(self, port: int, upto: float) -> tuple[int, int]:
+        pkts = byts = 0
+        for r in self.runs:
+            if r.port == port:
+                n = r.tx(upto)
+                pkts += n
+                byts += n * r.pkt_len
+        return pkts, byts
+
+    def port_rx(self, port: int, upto: float) -> tuple[int, int]:
+        pkts = byts = 0
+        for r in self.runs:
+            if r.rx_port == port:
+                n = r.rx(upto, self.dut.delay_s)
+                pkts += n
+                byts += n * r.pkt_len
+        return pkts, byts
+
+    def current_pps(self, port: int, at: float, *, rx: bool) -> float:
+        total = 0.0
+        for r in self.active(at):
+            if rx and r.rx_port == port:
+                total += r.pps * (r.pieces[-1].ratio if r.pieces else 1.0)
+            elif not rx and r.port == port:
+                total += r.pps
+        return total
+
+
+# --------------------------------------------------------------------------- latency
+
+
+def trex_bucket_us(sample_us: float) -> int:
+    """TRex's histogram bucket (lower bound, µs) for one sample (``time_histogram.cpp``):
+    under 10 µs counts as "0"; then 10..90, 100..900, 1000.. by leading digit."""
+    d10 = int(sample_us / 10.0)
+    if d10 == 0:
+        return 0
+    base = 10
+    while d10 >= 10:
+        d10 //= 10
+        base *= 10
+    return base * d10
+
+
+@dataclass
+class LatencyState:
+    """Samples drawn so far for one latency packet group."""
+
+    seed: int
+    drawn: dict[int, int] = field(default_factory=dict)  # piece id -> samples drawn
+    histogram: dict[int, int] = field(default_factory=dict)
+    count: int = 0
+    total_us: float = 0.0
+    min_us: float | None = None
+    max_us: float | None = None
+    last_us: float | None = None
+    jitter_us: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def add(self, dut: DutModel, n: int, overloaded: bool) -> None:
+        for _ in range(n):
+            sample = max(1.0, self.rng.gauss(dut.latency_us, dut.latency_spread_us))
+            if overloaded:
+                sample += dut.overload_latency_us * (0.5 + self.rng.random())
+            bucket = trex_bucket_us(sample)
+            self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
+            self.count += 1
+            self.total_us += sample
+            self.min_us = sample if self.min_us is None else min(self.min_us, sample)
+            self.max_us = sample if self.max_us is None else max(self.max_us, sample)
+            if self.last_us is not None:
+                # RFC 3550 style smoothed jitter, as TRex's rx core keeps it
+                self.jitter_us += (abs(sample - self.last_us) - self.jitter_us) / 16.0
+            self.last_us = sample
+
+    def update(self, dut: DutModel, runs: list[StreamRun], upto: float) -> None:
+        for run in runs:
+            for piece, n in run.rx_by_piece(upto, dut.delay_s):
+                key = id(piece)
+                have = self.drawn.get(key, 0)
+                if n > have:
+                    self.add(dut, n - have, piece.ratio < 1.0)
+                    self.drawn[key] = n
+
+    def to_json(self) -> dict:
+        """The ``lat`` object of get_pgid_stats, in µs (integers where TRex has them)."""
+        out: dict = {
+            "average": self.total_us / self.count if self.count else 0.0,
+            "total_max": int(self.max_us or 0),
+            "total_min": int(self.min_us or 0),
+            "last_max": int(self.max_us or 0),
+            "jit": round(self.jitter_us, 3),
+        }
+        if self.histogram:
+            out["histogram"] = {str(k): v for k, v in sorted(self.histogram.items())}
+        else:
+            out["histogram"] = {}
+        return out
