@@ -44,3 +44,14 @@ def test_flow_file_round_trip_counts_rules_not_comments(tmp_path):
         handle.write("\n# a comment\n   \n")
     assert flows.count_rules(path) == 1000
     assert path.read_text().splitlines()[0] == "priority=5,ip,nw_dst=10.0.0.0,actions=output:2"
+
+
+def test_meter_is_put_in_front_of_rule_actions(tmp_path):
+    src, dst = tmp_path / "in.flows", tmp_path / "out.flows"
+    src.write_text("# rules\npriority=100,in_port=1,ip,nw_src=10.0.0.1,actions=output:2\n\n"
+                   "priority=100,in_port=2,actions=meter:3,output:1\n")
+    assert flows.add_meter_to_rules(src, dst, 1) == 2
+    assert dst.read_text().splitlines() == [
+        "priority=100,in_port=1,ip,nw_src=10.0.0.1,actions=meter:1,output:2",
+        "priority=100,in_port=2,actions=meter:3,output:1",
+    ]

@@ -45,8 +45,7 @@ class OvsCtl:
                 argv, env=self.paths.env(), timeout_s=timeout_s or self.timeout_s, log_file=self._log
             )
         except commands.CommandError as exc:
-            verb = next((a for a in argv[1:] if not a.startswith("-")), "")
-            raise PluginError(f"{argv[0]} {verb}: {exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else exc}") from exc
+            raise PluginError(f"{argv[0]} {_verb(argv)}: {_reason(exc)}") from exc
         return proc.stdout
 
     # ------------------------------------------------------------------ ovs-vsctl
@@ -85,3 +84,26 @@ class OvsCtl:
         ctl = self.paths.vswitchd_ctl if target == "vswitchd" else self.paths.ovsdb_ctl
         tmo = int(timeout_s or self.timeout_s)
         return self._run(["ovs-appctl", "-t", str(ctl), f"--timeout={tmo}", *args], tmo + 5)
+
+
+def _verb(argv: list[str]) -> str:
+    """The tool's command word (``add-flows``), skipping options and their values."""
+    skip = False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in ("-O", "-t"):
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return ""
+
+
+def _reason(exc: commands.CommandError) -> str:
+    """The most telling line of a tool's stderr: the switch's own ``Error ...`` reply
+    (e.g. why a bundle was refused) before the tool's generic last line."""
+    lines = [l.strip() for l in (exc.stderr or "").splitlines() if l.strip()]
+    errors = [l for l in lines if l.startswith("Error ")]
+    if errors:
+        return errors[0][:300]
+    return lines[-1][:300] if lines else str(exc)

@@ -70,3 +70,20 @@ def count_rules(path: Path) -> int:
             if stripped and not stripped.startswith("#"):
                 count += 1
     return count
+
+
+def add_meter_to_rules(src: Path, dst: Path, meter_id: int) -> int:
+    """Copy flow file ``src`` to ``dst`` with ``meter:<id>,`` first in every rule's
+    actions (rules already naming a meter are left alone); return the rule count."""
+    count = 0
+    with open(src, encoding="utf-8") as inp, open(dst, "w", encoding="utf-8") as out:
+        for line in inp:
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            head, sep, actions = stripped.partition("actions=")
+            if sep and not actions.startswith("meter:"):
+                stripped = f"{head}actions=meter:{meter_id},{actions}"
+            out.write(stripped + "\n")
+            count += 1
+    return count

@@ -216,10 +216,19 @@ class OvsSwitchBase(VSwitch):
         self.ctl.add_flows_bundle(self.bridge_name(bridge), flow_file)
 
     def install_rules(self, bridge: str, rules_file: Path) -> int:
+        """Install an ovs-ofctl flow file in one bundle; return its rule count. With
+        ``dut.meter_pps`` set, each rule's actions go through the forwarding meter first
+        (the rules *are* the forwarding path then, above the port-to-port flows)."""
         rules_file = Path(rules_file)
         if not rules_file.is_file():
             raise PluginError(f"rule file {rules_file} does not exist")
-        count = flows.count_rules(rules_file)
+        meter = self.ensure_meter(bridge)
+        if meter is not None:
+            metered = self.instance.paths.run_dir / f"rules-{bridge}-metered.flows"  # type: ignore[union-attr]
+            count = flows.add_meter_to_rules(rules_file, metered, meter)
+            rules_file = metered
+        else:
+            count = flows.count_rules(rules_file)
         self.ctl.add_flows_bundle(self.bridge_name(bridge), rules_file,
                                   timeout_s=float(self.cfg["rule_install_timeout_s"]))
         return count
