@@ -19,8 +19,12 @@ def search(trial: TrialFn, config: SearchConfig) -> SearchResult:
     _check(config)
     from .binary import binary_search
 
+    from .controller import multi_search
+
     if config.mode in ("binary", "rfc2544", "tst009"):
         return binary_search(trial, config)
+    if config.mode == "multi":
+        return multi_search(trial, config)
     raise ValueError(f"unknown search mode {config.mode!r}")
 
 
@@ -44,6 +48,10 @@ def _check(config: SearchConfig) -> None:
         raise ValueError(f"relative_width must be in (0, 1), got {config.relative_width}")
     if config.trial_duration_s <= 0 or config.final_trial_duration_s <= 0 or config.full_trial_duration_s <= 0:
         raise ValueError("trial durations must be positive")
+    if not 0.0 < config.alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {config.alpha}")
+    if config.max_trials_per_load < 1:
+        raise ValueError(f"max_trials_per_load must be >= 1, got {config.max_trials_per_load}")
     if config.time_budget_s is not None and config.time_budget_s <= 0:
         raise ValueError(f"time_budget_s must be positive, got {config.time_budget_s}")
 

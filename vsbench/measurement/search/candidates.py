@@ -1,0 +1,195 @@
+"""Which load one goal wants measured next.
+
+Each goal walks a short list of targets, coarse to fine (see
+:class:`~vsbench.measurement.search.load_stats.Target`). For its current target it looks
+at its relevant bounds and nominates one load:
+
+* **refine** -- at a new target, re-measure the previous target's bounds until the finer
+  test classifies them (lower first);
+* **external search** -- a bound is missing: step beyond the other bound by a width that
+  doubles after every step that did not find it, or jump straight to where the measured
+  loss says the limit is (forwarding rate / (1 - goal loss ratio));
+* **internal search** -- both bounds exist: try the load the measured loss points at,
+  clamped strictly inside the bracket; if such guesses stop halving the bracket, fall back
+  to an uneven log-space bisection that prefers the lower side;
+* an undecided load already inside the bracket is always preferred to a new one, so no
+  measured trial is wasted.
+
+The controller picks the lowest nominated load (then the longer trial), as MLRsearch does:
+measuring low loads first keeps loss inversion from invalidating work already done.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from .api import Goal
+from .exceed_test import Verdict
+from .load_grid import LoadGrid
+from .load_stats import Target, TrialDatabase
+from .relevant_bounds import Bounds, relevant_bounds
+
+
+GUESS_IN_FINAL = True
+HALVE_FIRST = True
+
+
+@dataclass(frozen=True, order=True)
+class Candidate:
+    index: int
+    neg_duration: float  # so that, at equal load, the longer trial sorts first
+    goal_pos: int
+
+    @property
+    def duration_s(self) -> float:
+        return -self.neg_duration
+
+
+@dataclass
+class Selector:
+    goal_pos: int
+    goal: Goal
+    targets: tuple[Target, ...]
+    stage: int = 0
+    previous: Bounds | None = None
+    expansions_up: int = 0
+    expansions_down: int = 0
+    guess_gaps: list[int] = field(default_factory=list)
+
+    @property
+    def target(self) -> Target:
+        return self.targets[self.stage]
+
+    def bounds(self, db: TrialDatabase, top: int) -> tuple[Bounds, dict[int, Verdict]]:
+        verdicts = {i: v for i, v in db.verdicts(self.goal_pos, self.target).items() if i <= top}
+        return relevant_bounds(verdicts), verdicts
+
+    def final_bounds(self, db: TrialDatabase, top: int) -> Bounds:
+        verdicts = {i: v for i, v in db.verdicts(self.goal_pos, self.targets[-1]).items() if i <= top}
+        return relevant_bounds(verdicts)
+
+    def is_done(self, bounds: Bounds, top: int) -> bool:
+        if bounds.lower is not None and bounds.lower >= top:
+            return True
+        if bounds.upper is not None and bounds.upper <= 0:
+            return True
+        gap = bounds.gap()
+        return gap is not None and gap <= self.target.width_steps
+
+    def nominate(self, db: TrialDatabase, grid: LoadGrid, top: int) -> Candidate | None:
+        while True:
+            bounds, verdicts = self.bounds(db, top)
+            if not self.is_done(bounds, top):
+                break
+            if self.stage + 1 >= len(self.targets):
+                return None
+            self.stage += 1
+            self.previous = bounds
+            self.expansions_up = self.expansions_down = 0
+            self.guess_gaps = []
+        index = self._choose(bounds, verdicts, db, grid, top)
+        return Candidate(index, -self.target.trial_duration_s, self.goal_pos)
+
+    # -- strategies --------------------------------------------------------------------
+
+    def _choose(self, b: Bounds, verdicts, db: TrialDatabase, grid: LoadGrid, top: int) -> int:
+        undecided = sorted(i for i, v in verdicts.items() if v is Verdict.UNDECIDED)
+        step = self.target.width_steps
+        prev = self.previous
+        def worth(index: int | None) -> bool:
+            return (
+                index is not None
+                and 0 <= index <= top
+                and verdicts.get(index, Verdict.UNDECIDED) is Verdict.UNDECIDED
+                and (b.lower is None or index > b.lower)
+                and (b.upper is None or index < b.upper)
+            )
+
+        if prev is not None:
+            # halve: the middle of the previous stage's bracket, when it is at most two
+            # of this stage's widths wide -- measured first, so a bound of the previous
+            # stage that the middle makes irrelevant never costs a full classification
+            gap = prev.gap()
+            if HALVE_FIRST and gap is not None and step < gap <= 2 * step:
+                middle = self._bisect(prev.lower, prev.upper, step)
+                if worth(middle):
+                    return middle
+            # refine: the previous stage's bounds, lower first
+            for index in (prev.lower, prev.upper):
+                if worth(index):
+                    return index
+        if b.lower is None and b.upper is None:
+            return undecided[0] if undecided else top
+        if b.upper is None:  # external search upwards
+            self.expansions_down = 0
+            reach = min(top, b.lower + step * 2**self.expansions_up)
+            above = [i for i in undecided if b.lower < i <= reach]
+            if above:
+                return above[0]
+            self.expansions_up += 1
+            return reach
+        if b.lower is None:  # external search downwards
+            self.expansions_up = 0
+            reach = max(0, b.upper - step * 2**self.expansions_down)
+            guess = self._guess(b.upper, db, grid) if self.stage + 1 < len(self.targets) or GUESS_IN_FINAL else None
+            if guess is not None and guess < b.upper:
+                reach = min(reach, max(0, guess))
+            below = [i for i in undecided if reach <= i < b.upper]
+            if below:
+                return below[-1]
+            self.expansions_down += 1
+            return reach
+        # internal search
+        self.expansions_up = self.expansions_down = 0
+        gap = b.upper - b.lower
+        choice = self._bisect(b.lower, b.upper, step)
+        guess = self._guess(b.upper, db, grid) if self.stage + 1 < len(self.targets) or GUESS_IN_FINAL else None
+        if guess is not None and self._guesses_still_halve(gap):
+            choice = min(max(guess, b.lower + 1), b.upper - 1)
+            self.guess_gaps.append(gap)
+        else:
+            self.guess_gaps = []
+        inside = [i for i in undecided if b.lower < i < b.upper]
+        if inside:
+            return min(inside, key=lambda i: (abs(i - choice), i))
+        return choice
+
+    def _guesses_still_halve(self, gap: int) -> bool:
+        """Loss-guided guesses are trusted while each two of them at least halve the gap."""
+        if len(self.guess_gaps) < 2:
+            return True
+        return gap * 2 <= self.guess_gaps[-2]
+
+    @staticmethod
+    def _bisect(lower: int, upper: int, step: int) -> int:
+        """Split so the upper part is a power-of-two number of target widths (>= half)."""
+        gap = upper - lower
+        part = step
+        while part * 2 < gap:
+            part *= 2
+        if part >= gap:
+            return lower + max(1, gap // 2)
+        return upper - part
+
+    def _guess(self, upper: int, db: TrialDatabase, grid: LoadGrid) -> int | None:
+        """Where the loss at the upper bound says this goal's limit is, as a grid index.
+
+        A trial that lost frames forwarded ``F = rx / duration``; if the device drops only
+        the excess over what it can forward, the goal's loss ratio g is reached at
+        ``F / (1 - g)``. The median over the bad trials at the bound damps noise. Goals with
+        a latency bound get no guess: loss says nothing about latency.
+        """
+        if self.goal.max_latency_p99_ns is not None:
+            return None
+        stats = db.loads.get(upper)
+        if stats is None:
+            return None
+        estimates = [
+            r.forwarding_fps / (1.0 - self.goal.loss_ratio)
+            for r in stats.records
+            if r.bad[self.goal_pos] and r.loss_ratio > self.goal.loss_ratio and r.forwarding_fps > 0
+        ]
+        if not estimates:
+            return None
+        return grid.index_at_or_below(statistics.median(estimates))

@@ -1,0 +1,150 @@
+"""The multi-goal search (mode ``multi``): the loop that ties grid, stats and selectors.
+
+1. Loads live on a log-spaced grid (:mod:`.load_grid`); the first trial is at max_load.
+2. Every trial is filed by load and judged for every goal (:mod:`.load_stats`).
+3. Each goal's :class:`~.candidates.Selector` nominates a load for its current target;
+   the lowest nominated load is measured (then the longer trial).
+4. The search ends when no goal nominates anything, or when the time budget runs out;
+   then each goal reports its relevant bounds under the final target
+   (:mod:`.relevant_bounds`) and the conditional throughput at its lower bound.
+
+Targets per goal: a coarse stage (one trial decides a load, bracket four widths wide, trial
+duration ``trial_duration_s``) followed by the final stage (sequential test with
+``alpha``/``max_trials_per_load``, bracket one width wide, ``final_trial_duration_s``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .api import GoalResult, SearchConfig, SearchResult, TrialFn
+from .candidates import Selector
+from .exceed_test import Verdict
+from .load_grid import LoadGrid
+from .load_stats import Target, TrialDatabase
+from .measurer import BudgetExhausted, GeneratorExhausted, Measurer
+from .relevant_bounds import Bounds
+
+#: Bracket width of the coarse stage, in final widths.
+COARSE_WIDTH_STEPS = 4
+#: The middle stage's test: three consistent trials decide, five force a decision.
+MIDDLE_ALPHA = 0.2
+MIDDLE_N_MAX = 5
+#: Hard stop for pathological trial functions; far above any real search.
+MAX_TRIALS = 5000
+
+
+def targets_for(config: SearchConfig) -> tuple[Target, ...]:
+    """Coarse to fine: 4 widths with one trial deciding, 2 widths with a loose test, final."""
+    coarse = Target(COARSE_WIDTH_STEPS, alpha=0.5, n_max=1, trial_duration_s=config.trial_duration_s)
+    middle = Target(COARSE_WIDTH_STEPS // 2, alpha=MIDDLE_ALPHA, n_max=MIDDLE_N_MAX,
+                    trial_duration_s=config.trial_duration_s)
+    final = Target(1, alpha=config.alpha, n_max=max(1, config.max_trials_per_load),
+                   trial_duration_s=config.final_trial_duration_s)
+    return (coarse, middle, final)
+
+
+def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
+    grid = LoadGrid(config.min_load_fps, config.max_load_fps, config.relative_width)
+    top = grid.top
+    m = Measurer(trial, config)
+    db = TrialDatabase(tuple(config.goals))
+    targets = targets_for(config)
+    selectors = [Selector(pos, goal, targets) for pos, goal in enumerate(config.goals)]
+    stop_reason: str | None = None
+    budget_exhausted = False
+    while True:
+        nominations = [c for s in selectors if (c := s.nominate(db, grid, top)) is not None]
+        if not nominations:
+            break
+        if len(m.trials) >= MAX_TRIALS:
+            stop_reason = f"stopped after {MAX_TRIALS} trials"
+            break
+        winner = min(nominations)
+        try:
+            measured = m.measure(grid.load(winner.index), winner.duration_s)
+        except BudgetExhausted:
+            stop_reason, budget_exhausted = "time budget exhausted", True
+            break
+        except GeneratorExhausted as exc:
+            stop_reason = str(exc)
+            break
+        if measured is None:  # the generator fell short: continue below what it can send
+            top = grid.index_at_or_below(m.max_load_fps)
+            m.max_load_fps = grid.load(top)
+            db.forget_above(top)
+            continue
+        trial_index, result = measured
+        db.add(winner.index, trial_index, result)
+    goals = [_goal_result(s, db, grid, top, m, stop_reason, config) for s in selectors]
+    notes = list(m.notes) + _inversion_notes(selectors, db, grid, top)
+    return SearchResult(
+        goals=goals,
+        trials=m.trials,
+        trial_seconds=m.trial_seconds,
+        effective_seconds=m.effective_seconds,
+        max_load_fps=m.max_load_fps,
+        notes=notes,
+        mode=config.mode,
+        generator_limited=m.generator_limited,
+        budget_exhausted=budget_exhausted,
+        invalid_trials=m.invalid_trials,
+    )
+
+
+def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Measurer,
+                 stop_reason: str | None, config: SearchConfig) -> GoalResult:
+    final = s.targets[-1]
+    b = s.final_bounds(db, top)
+    reason = None
+    if b.lower is not None and b.lower >= top:
+        reason = "max_load is a lower bound: the device was not saturated"
+        if m.generator_limited:
+            reason += f" (generator-limited to {m.max_load_fps:.0f} fps)"
+    elif b.upper is not None and b.upper <= 0:
+        reason = "min_load is an upper bound: the goal is not reachable above min_load"
+    elif b.gap() is None or b.gap() > final.width_steps:
+        reason = stop_reason or "search ended before the goal was bracketed"
+    lower_fps = grid.load(b.lower) if b.lower is not None else None
+    upper_fps = grid.load(b.upper) if b.upper is not None else None
+    result = GoalResult(
+        goal=s.goal,
+        lower_bound_fps=lower_fps,
+        upper_bound_fps=upper_fps,
+        regular=reason is None,
+        irregular_reason=reason,
+        relative_width=grid.width(b.lower, b.upper) if b.gap() is not None else None,
+    )
+    if b.lower is not None:
+        stats = db.loads[b.lower]
+        n, bad = stats.counts(s.goal_pos, final.trial_duration_s, s.goal.exceed_ratio)
+        result.lower_bound_trials, result.lower_bound_bad = n, bad
+        full = stats.full_records(final.trial_duration_s) or stats.records
+        ranked = sorted(full, key=lambda r: r.loss_ratio)
+        quantile = ranked[max(0, math.ceil((1.0 - s.goal.exceed_ratio) * len(ranked)) - 1)]
+        result.conditional_throughput_fps = lower_fps * (1.0 - quantile.loss_ratio)
+        result.lower_bound_trial = quantile.trial_index
+    if b.upper is not None:
+        stats = db.loads[b.upper]
+        n, bad = stats.counts(s.goal_pos, final.trial_duration_s, s.goal.exceed_ratio)
+        result.upper_bound_trials, result.upper_bound_bad = n, bad
+        worst = [r for r in stats.records if r.bad[s.goal_pos]] or stats.records
+        result.upper_bound_trial = worst[0].trial_index
+    return result
+
+
+def _inversion_notes(selectors, db: TrialDatabase, grid: LoadGrid, top: int) -> list[str]:
+    """Say so when a load above a goal's upper bound passed: the result is conservative."""
+    notes = []
+    for s in selectors:
+        verdicts = db.verdicts(s.goal_pos, s.targets[-1])
+        b: Bounds = s.final_bounds(db, top)
+        if b.upper is None:
+            continue
+        above = [i for i, v in verdicts.items() if v is Verdict.LOWER and b.upper < i <= top]
+        if above:
+            notes.append(
+                f"{s.goal.name}: loss inversion, {grid.load(max(above)):.0f} fps passed above the "
+                f"upper bound {grid.load(b.upper):.0f} fps; the lower bound is the conservative one"
+            )
+    return notes
