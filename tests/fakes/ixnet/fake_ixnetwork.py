@@ -27,8 +27,10 @@ The fake never logs request bodies or headers (they carry credentials).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
+import os
 import re
 import secrets
 import sys
@@ -100,7 +102,9 @@ class FakeServer:
             "sessions": [{"id": s.id, "name": s.name, "state": s.current_state(), "user": s.user,
                           "vports": [v.attrs["name"] for v in s.tree.root.lists["vport"]],
                           "traffic_items": [i.attrs["name"] for i in
-                                            s.tree.root.singles["traffic"].lists["trafficItem"]]}
+                                            s.tree.root.singles["traffic"].lists["trafficItem"]],
+                          "applied": [dataclasses.asdict(st) for st in s.applied or []],
+                          "latency": {"enabled": s.applied_latency[0], "mode": s.applied_latency[1]}}
                          for s in self.sessions.values()],
             "owned_ports": [{"location": f"{c};{card};{p}", "session": sid}
                             for (c, card, p), (sid, _) in sorted(self.inventory.owners.items())],
@@ -111,6 +115,10 @@ class FakeServer:
 def make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # One segment per response: headers and body written apart would meet the client's
+        # delayed ACK (tens of ms per request on keep-alive connections).
+        wbufsize = 1 << 16
+        disable_nagle_algorithm = True
 
         def version_string(self) -> str:  # the Server header restpy reads
             return server.opts.server_header
@@ -375,8 +383,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
     p.add_argument("--port-file", type=Path, help="write the bound port here when listening")
     p.add_argument("--username", default="admin")
-    p.add_argument("--password", default="admin")
+    p.add_argument("--password", default=None, help="default admin (see --password-env)")
+    p.add_argument("--password-env", default=None,
+                   help="read the password from this environment variable (keeps it off argv)")
     p.add_argument("--api-key", default=None, help="the key logins return (random by default)")
+    p.add_argument("--api-key-env", default=None, help="read --api-key from this environment variable")
     p.add_argument("--reject-auth", action="store_true", help="refuse every login (401)")
     p.add_argument("--server-header", default="nginx")
     p.add_argument("--build-number", default="9.30.2212.7")
@@ -401,6 +412,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
+    if opts.password is None:
+        opts.password = os.environ.get(opts.password_env, "") if opts.password_env else "admin"
+    if opts.api_key is None and opts.api_key_env:
+        opts.api_key = os.environ.get(opts.api_key_env) or None
     state = FakeServer(opts)
     httpd = ThreadingHTTPServer((opts.host, opts.port), make_handler(state))
     httpd.daemon_threads = True

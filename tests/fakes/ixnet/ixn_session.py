@@ -450,6 +450,7 @@ class FakeSession:
             if control["type"] not in ("continuous", "fixedDuration", "fixedFrameCount"):
                 raise OperationFailed(f"transmission control {control['type']!r} is not modelled")
             counts = []
+            headers = {}
             for stack in element.lists["stack"]:
                 for fld in stack.lists["field"]:
                     a = fld.attrs
@@ -457,12 +458,18 @@ class FakeSession:
                         bits = FIELD_BITS.get(str(a["fieldTypeId"]).split(".")[-1], 32)
                         counts.append(field_count(a["valueFormat"], bits, a["valueType"],
                                                   a["startValue"], a["stepValue"], a["countValue"]))
+                        headers[a["fieldTypeId"]] = (f"{a['startValue']} {a['valueType']} "
+                                                     f"{a['stepValue']} x{a['countValue']}")
+                    elif a["auto"]:
+                        headers[a["fieldTypeId"]] = "auto"
+                    else:
+                        headers[a["fieldTypeId"]] = str(a["singleValue"])
             streams.append(Stream(
                 item_name=item.attrs["name"], tx_port=tx_vport.attrs["name"],
                 rx_port=rx_vport.attrs["name"], frame_size_bytes=frame_size, rate_fps=fps,
                 control=control["type"], duration_s=float(control["duration"]),
                 frame_count=int(control["frameCount"]), flows=lockstep_flows(counts),
-                line_rate_bps=speed_bps))
+                line_rate_bps=speed_bps, headers=headers))
         if not streams:
             raise OperationFailed(f"traffic item {item.attrs['name']!r} has no endpoint sets")
         return streams

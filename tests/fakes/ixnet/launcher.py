@@ -1,6 +1,6 @@
 """Start and stop the fake IxNetwork API server as a separate process, for tests.
 
-Tests load this file by path (``tests/`` is not a package)::
+Tests import it as ``tests.fakes.ixnet.launcher`` (run pytest from the repository root)::
 
     fake = FakeIxNetwork.start(tmp_path, "--capacity-fps", "100000")
     ...                    # fake.host, fake.port, fake.state()
@@ -33,13 +33,14 @@ class FakeIxNetwork:
     log_path: Path
 
     @classmethod
-    def start(cls, work_dir: Path, *args: str, timeout_s: float = 10.0) -> "FakeIxNetwork":
+    def start(cls, work_dir: Path, *args: str, env: dict[str, str] | None = None,
+              timeout_s: float = 10.0) -> "FakeIxNetwork":
         work_dir.mkdir(parents=True, exist_ok=True)
         port_file = work_dir / "fake-ixnetwork.port"
         port_file.unlink(missing_ok=True)
         log_path = work_dir / "fake-ixnetwork.log"
         proc = spawn([sys.executable, "-u", str(SERVER), "--port", "0", "--port-file", str(port_file), *args],
-                     log_path=log_path)
+                     log_path=log_path, env=env)
         deadline = time.monotonic() + timeout_s
         while not port_file.exists():
             if not proc.alive():

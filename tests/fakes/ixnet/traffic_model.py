@@ -115,6 +115,7 @@ class Stream:
     frame_count: int
     flows: int
     line_rate_bps: float
+    headers: dict[str, str] = field(default_factory=dict)  # field type id -> value or start..step xcount
 
     @property
     def line_rate_fps(self) -> float:

@@ -1,0 +1,5 @@
+"""Keysight/Ixia IxNetwork generator plugin (REST API through ixnetwork-restpy)."""
+
+from vsbench_plugins.trafficgen.ixnet.plugin import IxNet
+
+__all__ = ["IxNet"]
