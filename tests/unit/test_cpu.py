@@ -92,3 +92,25 @@ def test_two_busy_pollers_on_one_cpu_and_all_cpus_busy():
 def test_offline_cpu_and_roomy_machine():
     assert {w.code for w in cpu.check_oversubscription({"pmd": {5}}, {0}, online={0, 1})} >= {"cpu_offline"}
     assert cpu.check_oversubscription({"pmd": {2}}, {0}, online={0, 1, 2, 3}) == []
+
+
+def test_starved_pmd_is_detected_from_measured_utilization():
+    def usage(util):
+        return cpu.CpuUsage(2.0, [cpu.ThreadUsage(1, 2, "pmd-c01/id:8", util * 2.0, 0.0, util),
+                                  cpu.ThreadUsage(1, 1, "ovs-vswitchd", 0.1, 0.0, 0.05)], {}, {})
+    assert cpu.starved_busy_pollers(usage(0.99)) == []
+    (warning,) = cpu.starved_busy_pollers(usage(0.32))
+    assert warning.code == "busy_poll_starved" and warning.oversubscribed
+    assert "32%" in warning.message
+
+
+def test_captured_pmd_interval_is_not_starved():
+    before = cpu.parse_task_stat((DATA / "pmd-task-stat.before.txt").read_text(), clk_tck=100)
+    after = cpu.parse_task_stat((DATA / "pmd-task-stat.after.txt").read_text(), clk_tck=100)
+    t0 = cpu.parse_proc_stat((DATA / "stat.before.txt").read_text(), clk_tck=100)["cpu1"]
+    t1 = cpu.parse_proc_stat((DATA / "stat.after.txt").read_text(), clk_tck=100)["cpu1"]
+    elapsed = t1.minus(t0).total_s  # wall time seen by CPU 1
+    util = (after.total_s - before.total_s) / elapsed
+    usage = cpu.CpuUsage(elapsed, [cpu.ThreadUsage(1, after.tid, after.comm, after.user_s - before.user_s,
+                                                   after.system_s - before.system_s, util)], {}, {})
+    assert cpu.starved_busy_pollers(usage) == []

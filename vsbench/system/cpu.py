@@ -281,7 +281,7 @@ class CpuPlacementWarning:
     shares the generator's CPU).
 
     Codes: ``busy_poll_shares_generator``, ``busy_poll_overlap``, ``busy_poll_all_cpus``,
-    ``cpu_offline`` (oversubscribed); ``no_spare_cpu`` (not).
+    ``cpu_offline``, ``busy_poll_starved`` (oversubscribed); ``no_spare_cpu`` (not).
     """
 
     code: str
@@ -345,6 +345,30 @@ def check_oversubscription(
             f"busy-polling threads and the generator fill every online CPU ({_fmt(online_set)}); "
             "kernel softirq work shares the generator's CPUs",
             tuple(sorted(online_set)), oversubscribed=False))
+    return warnings
+
+
+def starved_busy_pollers(
+    usage: CpuUsage,
+    prefixes: tuple[str, ...] = ("pmd",),
+    min_utilization: float = 0.9,
+) -> list[CpuPlacementWarning]:
+    """Busy-polling threads that did *not* get a whole CPU during the interval.
+
+    A PMD polls without sleeping, so anything below ~100% of a CPU means something else
+    ran on its CPU: our generator, another busy poller, or another tenant of a shared
+    machine. This is the measured counterpart of :func:`check_oversubscription` (which
+    only sees the placement vsbench chose). ``prefixes`` select the threads by name
+    (``pmd`` matches OvS's ``pmd-c01/id:8``).
+    """
+    warnings = []
+    for thread in usage.threads:
+        if thread.name.startswith(prefixes) and thread.utilization < min_utilization:
+            warnings.append(CpuPlacementWarning(
+                "busy_poll_starved",
+                f"busy-polling thread {thread.name} (tid {thread.tid}) got {thread.utilization:.0%} "
+                f"of a CPU over {usage.elapsed_s:.1f} s; something else competes for its CPU",
+                ()))
     return warnings
 
 
