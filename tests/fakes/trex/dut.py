@@ -21,10 +21,17 @@ from dataclasses import dataclass, field
 
 
 def overlap(t0: float, t1: float | None, upto: float) -> float:
-    """Seconds of [t0, t1) before ``upto``; written so a finished interval always gives
-    exactly ``t1 - t0`` (tx and drained rx must then be the same float)."""
+    """Seconds of [t0, t1) before ``upto``."""
     if t1 is not None and upto >= t1:
         return t1 - t0
+    return max(0.0, upto - t0)
+
+
+def run_overlap(t0: float, length: float | None, upto: float) -> float:
+    """Like :func:`overlap` for a run of known ``length``: a finished run gives exactly
+    ``length`` (so 50000 pps for 0.3 s is 15000 frames, not 14999 after float rounding)."""
+    if length is not None and upto >= t0 + length:
+        return length
     return max(0.0, upto - t0)
 
 
@@ -45,19 +52,23 @@ class StreamRun:
     pps: float
     pkt_len: int  # bytes without FCS
     t0: float
-    t1: float | None
+    length: float | None  # seconds it sends for; None: until stopped
     pg_id: int | None = None
     latency: bool = False
     pieces: list[Piece] = field(default_factory=list)
 
+    @property
+    def t1(self) -> float | None:
+        return None if self.length is None else self.t0 + self.length
+
     def tx(self, upto: float) -> int:
-        return int(math.floor(self.pps * overlap(self.t0, self.t1, upto) + 1e-9))
+        return int(math.floor(self.pps * run_overlap(self.t0, self.length, upto) + 1e-9))
 
     def rx(self, upto: float, delay_s: float) -> int:
         """Frames that reached the rx port by ``upto`` (they left ``delay_s`` earlier)."""
         seen = upto - delay_s
         if all(p.ratio >= 1.0 for p in self.pieces):
-            return int(math.floor(self.pps * overlap(self.t0, self.t1, seen) + 1e-9))
+            return int(math.floor(self.pps * run_overlap(self.t0, self.length, seen) + 1e-9))
         total = sum(self.pps * p.ratio * overlap(p.t0, p.t1, seen) for p in self.pieces)
         return int(math.floor(total + 1e-9))
 
@@ -77,8 +88,8 @@ class StreamRun:
         return out
 
     def close(self, at: float) -> None:
-        if self.t1 is None or at < self.t1:
-            self.t1 = at
+        if self.length is None or at < self.t0 + self.length:
+            self.length = max(0.0, at - self.t0)
         for piece in self.pieces:
             if piece.t1 is None or piece.t1 > self.t1:
                 piece.t1 = self.t1

@@ -703,7 +703,7 @@ class FakeTrexServer:
         line_bps = port.speed_gbps * 1e9
         return value / 100.0 * line_bps / sum(s.pps * (len(s.packet) + L1_EXTRA) * 8 for s in streams)
 
-    def _launch(self, port: Port, factor: float, t0: float, t1: float | None) -> None:
+    def _launch(self, port: Port, factor: float, t0: float, length: float | None) -> None:
         """Open runs for every enabled stream at ``factor``, capped by line rate and by
         what the generator can send (``--max-tx-pps``)."""
         streams = [s for s in port.streams.values() if s.enabled]
@@ -717,7 +717,7 @@ class FakeTrexServer:
         runs = []
         for rate, s in zip(rates, streams):
             run = StreamRun(port=port.index, stream_id=s.stream_id, rx_port=self.dut.peer(port.index),
-                            pps=rate * scale, pkt_len=len(s.packet), t0=t0, t1=t1, pg_id=s.pg_id,
+                            pps=rate * scale, pkt_len=len(s.packet), t0=t0, length=length, pg_id=s.pg_id,
                             latency=s.rule_type == "latency")
             runs.append(run)
             if s.pg_id is not None:
@@ -746,9 +746,10 @@ class FakeTrexServer:
             raise ExecError("port is in service mode - turn service mode off to start traffic")
         factor = self._multiplier(port, mul, [s for s in port.streams.values() if s.enabled])
         now = self.now()
-        ends = now + duration if duration > 0 else None
-        self._launch(port, factor, now, ends)
-        port.multiplier, port.ends_at, port.state = factor, ends, "TX"
+        length = float(duration) if duration > 0 else None
+        self._launch(port, factor, now, length)
+        port.multiplier, port.state = factor, "TX"
+        port.ends_at = None if length is None else now + length
         self.queue_event(EV_PORT_STARTED, {"port_id": port.index})
         self.queue_event(EV_PROFILE_STARTED, {"port_id": port.index, "profile_id": "_"})
         return {"multiplier": factor, "ts": time.time()}
@@ -774,9 +775,9 @@ class FakeTrexServer:
         self._verify_state(port, ("PAUSE",), "resume_traffic")
         now = self.now()
         remaining = port.attr.pop("_remaining", None)
-        ends = None if remaining is None else now + remaining
-        self._launch(port, port.multiplier, now, ends)
-        port.ends_at, port.state = ends, "TX"
+        self._launch(port, port.multiplier, now, remaining)
+        port.ends_at = None if remaining is None else now + remaining
+        port.state = "TX"
         return {}
 
     def rpc_update_traffic(self, params: dict) -> dict:
@@ -792,7 +793,7 @@ class FakeTrexServer:
         if port.state == "TX":
             now = self.now()
             self.ledger.close(port.runs, now)
-            self._launch(port, factor, now, port.ends_at)
+            self._launch(port, factor, now, None if port.ends_at is None else port.ends_at - now)
         port.multiplier = factor
         return {"multiplier": factor}
 
