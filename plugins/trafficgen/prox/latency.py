@@ -77,7 +77,7 @@ class LatencyAccumulator:
         # Dense from bucket 0 to one past the last used bucket, so every used bucket's upper
         # edge is the next lower edge.
         last = max((i for i, n in enumerate(self.counts) if n), default=-1)
-        n_buckets = min(last + 2, LAT_BUCKETS)
+        n_buckets = min(last + 2, LAT_BUCKETS) if last >= 0 else 0  # 0: summary only (no buckets)
         return LatencyHistogram(
             bucket_lower_ns=[int(round(i * width)) for i in range(n_buckets)],
             counts=list(self.counts[:n_buckets]),
