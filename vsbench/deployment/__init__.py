@@ -1,0 +1,27 @@
+"""Topologies built from plugin instances: p2p now; pvp, pvvp, op2p later.
+
+Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
+testcase's ``deployment`` name to its class.
+"""
+
+from __future__ import annotations
+
+from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
+from vsbench.deployment.p2p import P2P
+
+DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P,)}
+
+
+class UnknownDeploymentError(DeploymentError):
+    """The testcase names a deployment vsbench does not have."""
+
+
+def get(name: str) -> type[Deployment]:
+    try:
+        return DEPLOYMENTS[name]
+    except KeyError:
+        known = ", ".join(sorted(DEPLOYMENTS))
+        raise UnknownDeploymentError(f"unknown deployment {name!r}; available: {known}") from None
+
+
+__all__ = ["DEPLOYMENTS", "Deployment", "DeploymentError", "UnknownDeploymentError", "VSwitchFactory", "get"]

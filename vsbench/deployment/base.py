@@ -1,0 +1,56 @@
+"""What every deployment (topology) provides to the runner.
+
+A deployment wires generator ports, switch ports and VNFs into one topology and says how
+many times a frame is switched on its way through (seed report ONP 2.1 section 5.2:
+throughput x switching operations is the figure comparable across topologies). Every
+resource it acquires registers its undo on the run's :class:`ResourceStack` as it goes.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable, ClassVar, Mapping
+
+from vsbench.interfaces.traffic import GeneratorPort
+from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.interfaces.vswitch import VSwitch
+from vsbench.system.resources import ResourceStack
+
+#: Builds the switch plugin once the deployment knows the DUT's network namespace
+#: (``None`` on a real host): ``make_vswitch(dut_netns) -> VSwitch``.
+VSwitchFactory = Callable[[str | None], VSwitch]
+
+
+class DeploymentError(Exception):
+    """The topology cannot be built as configured; the message is one line."""
+
+
+class Deployment(abc.ABC):
+    """A topology. ``build()`` creates it and returns the generator ports to send on."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    #: How many times each frame is switched between generator TX and RX.
+    switching_operations: ClassVar[int] = 1
+    #: Generator ports the topology uses.
+    generator_port_count: ClassVar[int] = 2
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        config: Mapping[str, Any],
+        resources: ResourceStack,
+        generator: TrafficGenerator,
+        make_vswitch: VSwitchFactory,
+    ) -> None:
+        self.run_id = run_id
+        self.config = config
+        self.resources = resources
+        self.generator = generator
+        self.make_vswitch = make_vswitch
+        self.vswitch: VSwitch | None = None
+
+    @abc.abstractmethod
+    def build(self) -> list[GeneratorPort]:
+        """Create the topology (registering every undo) and return the generator ports."""

@@ -1,0 +1,96 @@
+"""p2p (PHY-vSwitch-PHY): generator port 0 -> switch -> port 1, and back.
+
+The two "physical" switch ports are, on the embedded testbed, the DUT ends of two veth
+pairs whose other ends the generator owns (when the generator says ``needs_testbed``);
+with a hardware or remote generator they are the NICs given in ``testbed.dut_ports`` (or
+nothing vsbench touches, for an ``external`` DUT), and the generator's own ports come from
+its settings (``ports``). One bridge, two ports, one ``connect``: one switching operation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any, ClassVar, Mapping, Sequence
+
+from vsbench.interfaces.traffic import GeneratorPort
+from vsbench.interfaces.vswitch import PortSpec
+from vsbench.deployment.base import Deployment, DeploymentError
+from vsbench.system import naming
+from vsbench.system.testbed import Testbed, create_testbed
+
+log = logging.getLogger(__name__)
+
+
+def generator_ports_from_settings(
+    settings: Mapping[str, Any], count: int, link_bps: float | None
+) -> list[GeneratorPort]:
+    """The generator's own ports (``settings["ports"]``: names, indices or mappings with
+    ``iface``/``mac``/``ip``), for generators that bring their own hardware."""
+    configured: Sequence[Any] = (settings or {}).get("ports") or list(range(count))
+    if len(configured) < count:
+        raise DeploymentError(f"the generator has {len(configured)} port(s) configured; p2p needs {count}")
+    ports = []
+    for index, entry in enumerate(configured[:count]):
+        if isinstance(entry, Mapping):
+            ports.append(GeneratorPort(index=index, iface=str(entry.get("iface", index)),
+                                       mac=entry.get("mac"), ip=entry.get("ip"), link_bps=link_bps))
+        else:
+            ports.append(GeneratorPort(index=index, iface=str(entry), link_bps=link_bps))
+    return ports
+
+
+def dut_port_specs(config: Mapping[str, Any], run_id: str, count: int) -> list[PortSpec]:
+    """Physical switch ports on a real host: ``testbed.dut_ports`` entries (``iface`` or
+    ``pci``), else placeholders named after the run for a DUT vsbench does not manage."""
+    configured = (config.get("testbed") or {}).get("dut_ports") or []
+    specs = []
+    for index in range(count):
+        entry = configured[index] if index < len(configured) else {}
+        if isinstance(entry, str):
+            entry = {"iface": entry}
+        name = entry.get("name") or naming.iface_name(run_id, "p", index)
+        specs.append(PortSpec(kind="physical", name=name, iface=entry.get("iface"), pci=entry.get("pci")))
+    return specs
+
+
+class P2P(Deployment):
+    name: ClassVar[str] = "p2p"
+    description: ClassVar[str] = "PHY-vSwitch-PHY: two physical ports forwarded by one bridge"
+    switching_operations: ClassVar[int] = 1
+    generator_port_count: ClassVar[int] = 2
+
+    testbed: Testbed | None = None
+
+    def build(self) -> list[GeneratorPort]:
+        caps = self.generator.capabilities()
+        if caps.ports < self.generator_port_count:
+            raise DeploymentError(
+                f"p2p needs {self.generator_port_count} generator ports; "
+                f"{self.generator.name or 'the generator'} has {caps.ports}"
+            )
+        link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
+        if caps.needs_testbed:
+            self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)
+            gen_ports = [dataclasses.replace(p, link_bps=p.link_bps or link_bps)
+                         for p in self.testbed.generator_ports()]
+            specs = [PortSpec(kind="physical", name=link.dut_iface, iface=link.dut_iface)
+                     for link in self.testbed.links]
+            dut_netns = self.testbed.dut_netns
+        else:
+            gen_ports = generator_ports_from_settings(self.generator.settings, self.generator_port_count, link_bps)
+            specs = dut_port_specs(self.config, self.run_id, self.generator_port_count)
+            dut_netns = None
+
+        vswitch = self.make_vswitch(dut_netns)
+        self.vswitch = vswitch
+        # Registered before start(): stop() is idempotent and a half-started switch must go too.
+        self.resources.register(f"vswitch {vswitch.name}", vswitch.stop)
+        vswitch.start()
+        bridge = naming.iface_name(self.run_id, "br", 0)
+        vswitch.add_bridge(bridge)
+        a = vswitch.add_port(bridge, specs[0])
+        b = vswitch.add_port(bridge, specs[1])
+        vswitch.connect(bridge, a, b)
+        log.info("p2p: %s bridge %s forwards %s <-> %s", vswitch.name, bridge, a.name, b.name)
+        return gen_ports

@@ -1,0 +1,110 @@
+"""Recompute a run's reported figures from ``trials.jsonl`` and ``config.yaml`` alone.
+
+Every point in results.json names the trials it came from; this module rebuilds each point
+with the same functions the runner used (:mod:`vsbench.results.summary`) and reports any
+figure that does not match. It is how "every number is recomputable" is checked, and the
+basis for regenerating reports without re-running anything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from vsbench.interfaces.traffic import line_rate_fps
+from vsbench.results import summary, writers
+from vsbench.results.model import ReportedPoint, TrialRecord
+from vsbench.results.trial_log import read_trials
+
+#: Point fields that are functions of the trials and the config.
+POINT_FIELDS = (
+    "throughput_fps", "throughput_l1_mbps", "throughput_l2_mbps", "line_rate_percent",
+    "offered_load_fps", "tx_fps", "rx_fps", "loss_ratio", "valid",
+)
+LATENCY_FIELDS = ("samples", "min_ns", "avg_ns", "max_ns", "probes_sent")
+TALLY_FIELDS = ("trial_count", "invalid_trial_count", "trial_seconds", "effective_seconds")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None:
+            return a is b
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def nominal_line_rate_fps(config: dict, frame_size_bytes: int) -> float:
+    link_bps = float(config["testbed"]["link_gbps"]) * 1e9
+    directions = 2 if (config.get("traffic") or {}).get("bidirectional", True) else 1
+    return line_rate_fps(link_bps, frame_size_bytes) * directions
+
+
+def recompute_point(point: dict, trials: list[TrialRecord], frame_size_bytes: int, nominal: float) -> ReportedPoint:
+    """Rebuild ``point`` (a results.json point) from the trials it references."""
+    def at(index: int | None) -> TrialRecord | None:
+        return None if index is None else trials[index]
+
+    if point["name"] == "continuous":
+        return summary.continuous_point(frame_size_bytes=frame_size_bytes, nominal_line_rate_fps=nominal,
+                                        trial=trials[point["trial_index"]])
+    bound = at(point["trial_index"])
+    return summary.search_point(
+        name=point["name"],
+        frame_size_bytes=frame_size_bytes,
+        nominal_line_rate_fps=nominal,
+        lower_bound_fps=None if bound is None else bound.result.intended_load_fps,
+        upper_bound_fps=None,
+        bound_trial=bound,
+        latency_trial=at(point["latency_trial_index"]),
+    )
+
+
+def verify(run_dir: Path) -> list[str]:
+    """Every mismatch between results.json and its recomputation (empty when consistent)."""
+    run_dir = Path(run_dir)
+    results = json.loads((run_dir / "results.json").read_text())
+    plans = writers.read_config_yaml(run_dir / "config.yaml")["plans"]
+    trials = read_trials(run_dir / "trials.jsonl")
+    problems: list[str] = []
+    for i, rec in enumerate(trials):
+        if rec.trial_index != i:
+            problems.append(f"trials.jsonl line {i + 1} has trial_index {rec.trial_index}")
+    for test in results["tests"]:
+        config = plans[test["plan_index"]]["config"]
+        for fs in test["frame_sizes"]:
+            size = fs["frame_size_bytes"]
+            where = f"{test['label']} {size} B"
+            own = [r for r in trials if r.identity.plan_index == test["plan_index"] and r.frame_size_bytes == size]
+            own_indices = {r.trial_index for r in own}
+            if fs["status"] == "not-run":
+                continue
+            t = summary.tally(own)
+            for name in TALLY_FIELDS:
+                if not _same(getattr(t, name), fs[name]):
+                    problems.append(f"{where}: {name} {fs[name]} != recomputed {getattr(t, name)}")
+            nominal = nominal_line_rate_fps(config, size)
+            if not _same(nominal, fs["nominal_line_rate_fps"]):
+                problems.append(f"{where}: nominal line rate {fs['nominal_line_rate_fps']} != {nominal}")
+            for point in fs["points"]:
+                for key in ("trial_index", "latency_trial_index"):
+                    idx = point[key]
+                    if idx is not None and (idx >= len(trials) or idx not in own_indices):
+                        problems.append(f"{where} {point['name']}: {key} {idx} is not a trial of this frame size")
+                        break
+                else:
+                    again = recompute_point(point, trials, size, nominal)
+                    for name in POINT_FIELDS:
+                        if not _same(getattr(again, name), point[name]):
+                            problems.append(f"{where} {point['name']}: {name} {point[name]} != recomputed "
+                                            f"{getattr(again, name)}")
+                    lat = point["latency"]
+                    if (lat is None) != (again.latency is None):
+                        problems.append(f"{where} {point['name']}: latency presence differs")
+                    elif lat is not None:
+                        for name in LATENCY_FIELDS:
+                            if not _same(getattr(again.latency, name), lat[name]):
+                                problems.append(f"{where} {point['name']}: latency {name} {lat[name]} != "
+                                                f"recomputed {getattr(again.latency, name)}")
+    return problems

@@ -1,0 +1,164 @@
+"""What the terminal shows while a run goes and when it ends (rich).
+
+A live line per frame size (trial n, role, offered load, loss) above which every finished
+trial is printed once, and at the end one table per testcase: frame size, throughput in
+fps and Mbps, % of line rate, loss, latency min/avg/max. Only presentation lives here; the
+numbers come from the result model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialRecord
+
+
+def fmt_rate(fps: float | None) -> str:
+    if fps is None:
+        return "-"
+    if fps >= 1e6:
+        return f"{fps / 1e6:.3f} Mfps"
+    if fps >= 1e3:
+        return f"{fps / 1e3:.1f} kfps"
+    return f"{fps:.0f} fps"
+
+
+def fmt_num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def fmt_loss(ratio: float | None) -> str:
+    if ratio is None:
+        return "-"
+    if ratio == 0:
+        return "0"
+    return f"{ratio * 100:.3g}%"
+
+
+def fmt_ns(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1e6:
+        return f"{value / 1e6:.2f} ms"
+    if value >= 1e3:
+        return f"{value / 1e3:.1f} us"
+    return f"{value:.0f} ns"
+
+
+class RunDisplay:
+    """Progress while trials run; the summary table at the end."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._label = ""
+        self._trials_in_frame_size = 0
+
+    # -- progress -------------------------------------------------------------------------
+
+    def run_started(self, run_id: str, run_dir: Path, plans: int) -> None:
+        self.console.print(f"[bold]vsbench run {run_id}[/] - {plans} test(s) - results in {run_dir}",
+                           highlight=False)
+
+    def plan_started(self, index: int, total: int, label: str, description: str) -> None:
+        self.console.rule(f"[{index + 1}/{total}] {label}")
+        if description:
+            self.console.print(description.strip(), style="dim", highlight=False)
+
+    def note(self, message: str, style: str = "yellow") -> None:
+        self.console.print(message, style=style, markup=False, highlight=False)
+
+    def frame_size_started(self, label: str, frame_size_bytes: int, traffic_type: str,
+                           max_load_fps: float | None) -> None:
+        self.close_progress()
+        self._label = f"{label} {frame_size_bytes} B"
+        self._trials_in_frame_size = 0
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._progress.start()
+        limit = f" (max {fmt_rate(max_load_fps)})" if max_load_fps else ""
+        self._task = self._progress.add_task(f"{self._label} {traffic_type}{limit}", detail="starting")
+
+    def trial(self, record: TrialRecord) -> None:
+        """Listener of the trial sink: one line per finished trial, and the live status."""
+        self._trials_in_frame_size += 1
+        r = record.result
+        validity = "" if r.valid else f"  [red]invalid: {'; '.join(record.invalid_reasons)}[/]"
+        line = (
+            f"  trial {self._trials_in_frame_size:>3} {record.role:<10} offered {fmt_rate(r.intended_load_fps):>13}"
+            f"  rx {fmt_rate(r.rx_fps):>13}  loss {fmt_loss(r.loss_ratio):>10}{validity}"
+        )
+        if self._progress is not None and self._task is not None:
+            self._progress.console.print(line, highlight=False)
+            self._progress.update(
+                self._task,
+                detail=f"trial {self._trials_in_frame_size}: {fmt_rate(r.intended_load_fps)}, loss {fmt_loss(r.loss_ratio)}",
+            )
+        else:
+            self.console.print(line, highlight=False)
+
+    def frame_size_finished(self, fs: FrameSizeResult) -> None:
+        self.close_progress()
+        point = fs.primary
+        if fs.status != "complete" or point is None:
+            self.console.print(f"  {fs.frame_size_bytes} B: {fs.status}"
+                               + (f" - {fs.error}" if fs.error else ""), style="red", markup=False)
+            return
+        self.console.print(
+            f"  {fs.frame_size_bytes} B {point.name}: {fmt_rate(point.throughput_fps)}"
+            f" ({fmt_num(point.line_rate_percent, 2)}% of line rate) in {fs.trial_count} trials",
+            style="green", highlight=False,
+        )
+
+    def close_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+            self._task = None
+
+    # -- summary --------------------------------------------------------------------------
+
+    def summary(self, results: RunResults, run_dir: Path) -> None:
+        self.close_progress()
+        for test in results.tests:
+            self.console.print(self.table(test))
+            for note in test.notes:
+                self.note(f"note: {note}")
+        self.console.print(f"run {results.run_id}: {results.status}; results in {run_dir}", highlight=False)
+
+    @staticmethod
+    def table(test: TestResult) -> Table:
+        goal = next((fs.primary.name for fs in test.frame_sizes if fs.primary), "")
+        table = Table(title=f"{test.label} ({test.traffic_type}, {test.vswitch}, {test.trafficgen}) {goal}".strip(),
+                      title_justify="left")
+        for header in ("Frame B", "Throughput fps", "L1 Mbps", "L2 Mbps", "% line rate", "Loss",
+                       "Lat min", "Lat avg", "Lat max", "Trials", "Status"):
+            table.add_column(header, justify="left" if header == "Status" else "right")
+        for fs in test.frame_sizes:
+            p = fs.primary
+            lat = p.latency if p else None
+            table.add_row(
+                str(fs.frame_size_bytes),
+                fmt_num(p.throughput_fps if p else None, 0),
+                fmt_num(p.throughput_l1_mbps if p else None),
+                fmt_num(p.throughput_l2_mbps if p else None),
+                fmt_num(p.line_rate_percent if p else None, 2),
+                fmt_loss(p.loss_ratio if p else None),
+                fmt_ns(lat.min_ns if lat else None),
+                fmt_ns(lat.avg_ns if lat else None),
+                fmt_ns(lat.max_ns if lat else None),
+                str(fs.trial_count),
+                fs.status + ("" if not fs.notes else " *"),
+            )
+        return table

@@ -1,0 +1,100 @@
+"""Everything checked before a run creates anything.
+
+Every selected plugin (switch, generator, VNF, collectors) is loaded through its entry
+point and asked :meth:`Plugin.check_prerequisites`; the deployment and traffic type are
+looked up and the traffic section is turned into profiles once. Any problem is a
+:class:`PreflightError` with one line for the user, and the runner exits 2 with nothing
+created -- no namespace, no process, no run directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from vsbench.deployment import Deployment, DeploymentError
+from vsbench.deployment import get as get_deployment
+from vsbench.interfaces.plugin import Plugin
+from vsbench.measurement import profiles
+from vsbench.runner import plugins, traffic_types
+from vsbench.runner.plan import TestPlan
+
+PLUGIN_KINDS = ("vswitch", "trafficgen", "vnf")
+
+
+class PreflightError(Exception):
+    """A plan cannot run on this machine or with this configuration; one line."""
+
+
+@dataclass
+class CheckedPlan:
+    """The classes a plan will instantiate, found and checked."""
+
+    classes: dict[str, type[Plugin]]
+    collectors: list[type[Plugin]]
+    deployment: type[Deployment]
+    frame_sizes: list[int] = field(default_factory=list)
+
+
+def _section(config: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
+    parent = config.get("collector" if kind == "collector" else kind) or {}
+    return parent.get(name) or {}
+
+
+def _load(kind: str, name: str) -> type[Plugin]:
+    try:
+        return plugins.load(kind, name)
+    except plugins.UnknownPluginError as exc:
+        raise PreflightError(str(exc)) from None
+
+
+def _prerequisites(kind: str, cls: type[Plugin], settings: Mapping[str, Any]) -> None:
+    try:
+        missing = cls.check_prerequisites(settings)
+    except Exception as exc:  # noqa: BLE001 - a plugin's check must not crash the CLI
+        raise PreflightError(f"{kind} {cls.name}: prerequisite check failed: {exc}") from None
+    if missing:
+        raise PreflightError(
+            f"{kind} {cls.name} cannot run here: missing " + "; ".join(str(m) for m in missing)
+        )
+
+
+def check_plan(plan: TestPlan) -> CheckedPlan:
+    config = plan.config
+    where = f"{plan.label}: "
+    classes: dict[str, type[Plugin]] = {}
+    for kind in PLUGIN_KINDS:
+        section = config.get(kind) or {}
+        name = section.get("name")
+        if not name:
+            if kind == "vnf":
+                continue
+            raise PreflightError(f"{where}no {kind} selected ({kind}.name)")
+        cls = _load(kind, name)
+        _prerequisites(kind, cls, _section(config, kind, name))
+        classes[kind] = cls
+    collectors = []
+    for name in config.get("collectors") or []:
+        cls = _load("collector", name)
+        _prerequisites("collector", cls, _section(config, "collector", name))
+        collectors.append(cls)
+    test = config.get("test") or {}
+    try:
+        deployment = get_deployment(str(test.get("deployment") or "p2p"))
+    except DeploymentError as exc:
+        raise PreflightError(f"{where}{exc}") from None
+    traffic = config.get("traffic") or {}
+    try:
+        traffic_types.check(traffic)
+        sizes = profiles.frame_sizes(traffic)
+        for size in sizes:
+            profiles.build_profile(traffic, size)
+        profiles.link_bps(config)
+    except (traffic_types.TrafficTypeError, profiles.ProfileError) as exc:
+        raise PreflightError(f"{where}{exc}") from None
+    return CheckedPlan(classes, collectors, deployment, sizes)
+
+
+def check_plans(plans: Sequence[TestPlan]) -> list[CheckedPlan]:
+    """Check every plan; the first problem found is raised."""
+    return [check_plan(plan) for plan in plans]

@@ -1,0 +1,443 @@
+"""Execute test plans: one run id, one run directory, one teardown stack per invocation.
+
+Order of a run, and why:
+
+1. **Preflight** (:mod:`vsbench.runner.preflight`): every selected plugin is loaded through
+   its entry point and asked for missing prerequisites, deployments and traffic types are
+   checked -- before anything is created, so a missing binary is one line, exit 2 and
+   nothing left behind (not even a run directory).
+2. **Claim**: the run's lock in the state directory tells ``vsbench cleanup`` this run is
+   alive (:mod:`vsbench.system.runstate`); SIGINT/SIGTERM handlers turn a signal into an
+   orderly teardown.
+3. ``config.yaml`` and ``sysinfo.json`` are written before the first trial, every trial is
+   in ``trials.jsonl`` before the next starts, results.json/csv are rewritten after every
+   frame size. A killed run leaves everything it finished readable.
+4. Per plan: generator, deployment (testbed, switch, bridge, ports), generator start, then
+   each frame size through its traffic type. Each plan's resources live on a child stack
+   closed when the plan ends, so the next plan starts from a clean machine.
+5. Teardown of everything, in reverse order, on success, failure and signal alike.
+
+Exit codes: 0 every plan ran; 1 a plan failed; 2 a preflight error; 128+signal when
+interrupted (130 SIGINT, 143 SIGTERM).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import signal
+import threading
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from rich.console import Console
+
+from vsbench import __version__
+from vsbench.deployment import DeploymentError
+from vsbench.deployment import get as get_deployment
+from vsbench.interfaces.collector import Collector
+from vsbench.interfaces.plugin import Plugin, PluginContext, PluginError
+from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.measurement import profiles
+from vsbench.measurement.trial_runner import TrialRunner, TrialSink
+from vsbench.results import writers
+from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
+from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
+from vsbench.results.trial_log import TrialLog
+from vsbench.runner import placement, preflight, traffic_types
+from vsbench.runner.display import RunDisplay
+from vsbench.runner.plan import TestPlan
+from vsbench.system import runstate, sysinfo
+from vsbench.system.commands import CommandError
+from vsbench.system.naming import new_run_id
+from vsbench.system.resources import ResourceStack
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+LOG_FILE = "vsbench.log"
+
+#: Errors a plan can end with that are the environment's or the user's, not a vsbench bug:
+#: reported as one line (the traceback goes to the run's log file only).
+EXPECTED_ERRORS = (
+    PluginError,
+    CommandError,
+    DeploymentError,
+    traffic_types.TrafficTypeError,
+    profiles.ProfileError,
+    TimeoutError,
+    OSError,
+    ValueError,
+)
+
+
+class RunInterrupted(BaseException):
+    """SIGINT or SIGTERM arrived; unwinds the run so every resource is torn down.
+
+    A BaseException so that plugin code catching ``Exception`` cannot swallow it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
+class SignalGuard:
+    """Turns the first SIGINT/SIGTERM into :class:`RunInterrupted`; later ones (during the
+    teardown it causes) are only logged, so a second Ctrl-C cannot break the teardown."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._raise = True
+        self._previous: dict[int, Any] = {}
+
+    def _handler(self, signum: int, _frame: Any) -> None:
+        if self._raise and self.received is None:
+            self.received = signum
+            self._raise = False
+            raise RunInterrupted(signum)
+        if self.received is None:
+            self.received = signum
+        log.warning("%s received: tearing down, please wait", signal.Signals(signum).name)
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            log.debug("not the main thread: signal handlers not installed")
+            return
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._handler)
+
+    def defer(self) -> None:
+        """From now on, signals are recorded but do not interrupt (teardown is running)."""
+        self._raise = False
+
+    def restore(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_dir_name(run_id: str, when: float | None = None) -> str:
+    """``<YYYYmmdd-HHMMSS>-<runid>`` in local time, so run directories sort by start."""
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(when)) + f"-{run_id}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)[:80]
+
+
+class _RunLogFile:
+    """The run's log file: every record of every logger, at debug level, for the run's
+    duration. Existing root handlers keep the level they showed before."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.handler = logging.FileHandler(path, encoding="utf-8")
+        self.handler.setLevel(logging.DEBUG)
+        self.handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        self._root_level = root.level
+        self._pinned: list[logging.Handler] = []
+        effective = root.getEffectiveLevel()
+        for h in root.handlers:
+            if h.level == logging.NOTSET:
+                h.setLevel(effective)
+                self._pinned.append(h)
+        root.addHandler(self.handler)
+        root.setLevel(logging.DEBUG)
+
+    def close(self) -> None:
+        root = logging.getLogger()
+        root.removeHandler(self.handler)
+        root.setLevel(self._root_level)
+        for h in self._pinned:
+            h.setLevel(logging.NOTSET)
+        self.handler.close()
+
+
+class Run:
+    """State of one invocation of :func:`run_plans`."""
+
+    def __init__(self, plans: Sequence[TestPlan], checked: list[preflight.CheckedPlan],
+                 results_dir: Path, console: Console) -> None:
+        self.plans = list(plans)
+        self.checked = checked
+        self.console = console
+        self.display = RunDisplay(console)
+        self.run_id = new_run_id()
+        self.run_dir = Path(results_dir) / run_dir_name(self.run_id)
+        self.results = RunResults(run_id=self.run_id, started_at=utc_now(), vsbench_version=__version__)
+        self.resources = ResourceStack()
+        self.plugin_versions: list[dict[str, Any]] = []
+        self.claim: runstate.RunClaim | None = None
+        self.sink: TrialSink | None = None
+
+    # -- files ----------------------------------------------------------------------------
+
+    def write_results(self) -> None:
+        writers.write_results_json(self.run_dir / "results.json", self.results)
+        writers.write_results_csv(self.run_dir / "results.csv", self.results)
+
+    def write_sysinfo(self) -> None:
+        writers.write_sysinfo_json(self.run_dir / "sysinfo.json", sysinfo.collect(self.run_id, self.plugin_versions))
+
+    def write_config(self) -> None:
+        doc = writers.run_config_document(
+            self.run_id,
+            ({"name": p.name, "label": p.label, "variant": p.variant, "config": p.config} for p in self.plans),
+        )
+        writers.write_config_yaml(self.run_dir / "config.yaml", doc)
+
+    # -- plans ----------------------------------------------------------------------------
+
+    def context(self, plan_index: int, kind: str, name: str, config: Mapping[str, Any],
+                resources: ResourceStack, dut_netns: str | None = None) -> PluginContext:
+        section = (config.get("collector") or {}) if kind == "collector" else (config.get(kind) or {})
+        work_dir = self.claim.work_dir / f"p{plan_index}" if self.claim else None
+        if work_dir is not None and not work_dir.exists():
+            work_dir.mkdir(parents=True)
+            # Registered first on the plan's stack, so it runs after every plugin stopped.
+            resources.register(f"work dir {work_dir}", remove_work_dir, work_dir)
+        return PluginContext(
+            run_id=self.run_id,
+            settings=section.get(name) or {},
+            log_dir=self.run_dir / "logs" / f"{plan_index}-{_slug(self.plans[plan_index].label)}",
+            resources=resources,
+            run_config=config,
+            dut_netns=dut_netns,
+            work_dir=work_dir,
+        )
+
+    def run_plan(self, index: int, test: TestResult) -> None:
+        plan, checked = self.plans[index], self.checked[index]
+        config = plan.config
+        self.display.plan_started(index, len(self.plans), plan.label, test.description)
+        test.status = "running"
+        self.write_results()
+        plan_resources = ResourceStack()
+        self.resources.enter_context(plan_resources)  # a signal closes it with the run
+        try:
+            self._run_plan_body(index, test, plan_resources, checked)
+        finally:
+            self.display.close_progress()
+            plan_resources.close()
+
+    def _run_plan_body(self, index: int, test: TestResult, resources: ResourceStack,
+                       checked: preflight.CheckedPlan) -> None:
+        plan = self.plans[index]
+        config = plan.config
+        gen_name = checked.classes["trafficgen"].name
+        generator: TrafficGenerator = checked.classes["trafficgen"](
+            self.context(index, "trafficgen", gen_name, config, resources))
+        collectors: list[Collector] = [
+            cls(self.context(index, "collector", cls.name, config, resources)) for cls in checked.collectors
+        ]
+        vswitch_cls = checked.classes["vswitch"]
+
+        def make_vswitch(dut_netns: str | None):
+            return vswitch_cls(self.context(index, "vswitch", vswitch_cls.name, config, resources, dut_netns))
+
+        deployment = checked.deployment(run_id=self.run_id, config=config, resources=resources,
+                                        generator=generator, make_vswitch=make_vswitch)
+        ports = deployment.build()
+        resources.register(f"trafficgen {gen_name}", generator.stop)
+        generator.start()
+        capabilities = generator.capabilities()
+
+        for kind, plugin in (("trafficgen", generator), ("vswitch", deployment.vswitch)):
+            if plugin is not None:
+                self.plugin_versions.append(sysinfo.plugin_versions(index, kind, plugin))
+        self.write_sysinfo()
+        for warning in placement.warnings(deployment.vswitch, generator):
+            test.notes.append(warning)
+            self.display.note(f"warning: {warning}")
+
+        identity = TrialIdentity(self.run_id, index, plan.label)
+        trials = TrialRunner(generator, self.sink, identity, collectors)
+        traffic = config.get("traffic") or {}
+        run_traffic_type = traffic_types.TRAFFIC_TYPES[test.traffic_type]
+        for fs in test.frame_sizes:
+            profile = profiles.build_profile(traffic, fs.frame_size_bytes)
+            fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
+            fs.status = "running"
+            first_trial = len(trials.records)
+            try:
+                generator.configure(profile, ports)
+                job = traffic_types.FrameSizeJob(
+                    config=config, profile=profile, generator=generator, capabilities=capabilities,
+                    trials=trials, nominal_line_rate_fps=fs.nominal_line_rate_fps, result=fs,
+                    on_start=lambda max_load, fs=fs: self.display.frame_size_started(
+                        plan.label, fs.frame_size_bytes, test.traffic_type, max_load),
+                )
+                run_traffic_type(job)
+            except RunInterrupted:
+                fs.status = "interrupted"
+                raise
+            except BaseException as exc:
+                fs.status = "failed"
+                fs.error = one_line(exc)
+                raise
+            finally:
+                if fs.status != "complete":  # keep the account of what did run
+                    traffic_types.account(fs, trials.records[first_trial:])
+                self.display.frame_size_finished(fs)
+                self.write_results()
+        test.status = "complete"
+
+    # -- the whole run ----------------------------------------------------------------------
+
+    def execute(self) -> int:
+        self.run_dir.mkdir(parents=True, exist_ok=False)
+        guard = SignalGuard()
+        log_file = _RunLogFile(self.run_dir / "logs" / LOG_FILE)
+        trial_log: TrialLog | None = None
+        exit_code = EXIT_OK
+        try:
+            guard.install()
+            self.claim = runstate.claim(self.run_id, self.run_dir)
+            log.info("run %s: %d plan(s), results in %s", self.run_id, len(self.plans), self.run_dir)
+            self.display.run_started(self.run_id, self.run_dir, len(self.plans))
+            self.results.tests = [self._test_result(i) for i in range(len(self.plans))]
+            self.write_config()
+            self.write_sysinfo()
+            self.write_results()
+            trial_log = TrialLog(self.run_dir / TRIALS_FILE)
+            self.sink = TrialSink(trial_log, [self.display.trial])
+            for index, test in enumerate(self.results.tests):
+                try:
+                    self.run_plan(index, test)
+                except RunInterrupted:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one plan's failure is reported, the run goes on
+                    test.status = "failed"
+                    test.error = one_line(exc)
+                    exit_code = EXIT_FAILED
+                    if isinstance(exc, EXPECTED_ERRORS):
+                        log.debug("plan %s failed", test.label, exc_info=True)
+                    else:
+                        log.error("internal error in plan %s:\n%s", test.label, traceback.format_exc())
+                    self.display.note(f"{test.label}: failed: {test.error}", style="red")
+            self.results.status = "complete" if exit_code == EXIT_OK else "failed"
+        except RunInterrupted as exc:
+            guard.defer()
+            log.warning("run %s %s; tearing down", self.run_id, exc)
+            self.display.close_progress()
+            self.display.note(f"{exc}: tearing down; finished trials are in {self.run_dir / TRIALS_FILE}",
+                              style="red")
+            self.results.status = "interrupted"
+            for test in self.results.tests:
+                if test.status == "running":
+                    test.status = "interrupted"
+                for fs in test.frame_sizes:
+                    if fs.status == "running":
+                        fs.status = "interrupted"
+            exit_code = 128 + exc.signum
+        finally:
+            guard.defer()
+            self.display.close_progress()
+            self.resources.close()
+            if trial_log is not None:
+                trial_log.close()
+            self.results.finished_at = utc_now()
+            try:
+                self.write_results()
+            except Exception:  # noqa: BLE001 - never mask the run's own outcome
+                log.exception("could not write the final results")
+            if self.claim is not None:
+                self.claim.release()
+            log_file.close()
+            guard.restore()
+        if guard.received is not None and exit_code == EXIT_OK:
+            exit_code = 128 + guard.received  # a signal arrived during the final teardown
+        self.display.summary(self.results, self.run_dir)
+        return exit_code
+
+    def _test_result(self, index: int) -> TestResult:
+        plan, checked = self.plans[index], self.checked[index]
+        config = plan.config
+        traffic = config.get("traffic") or {}
+        test_section = config.get("test") or {}
+        return TestResult(
+            plan_index=index,
+            label=plan.label,
+            testcase=plan.name,
+            description=str(test_section.get("description") or "").strip(),
+            variant=dict(plan.variant),
+            deployment=checked.deployment.name,
+            switching_operations=checked.deployment.switching_operations,
+            vswitch=checked.classes["vswitch"].name,
+            trafficgen=checked.classes["trafficgen"].name,
+            traffic_type=str(traffic.get("type", "rfc2544_throughput")),
+            link_gbps=float((config.get("testbed") or {}).get("link_gbps") or 0) or None,
+            bidirectional=bool(traffic.get("bidirectional", True)),
+            flows=int(traffic.get("flows") or 1),
+            frame_sizes=[FrameSizeResult(size, status="not-run") for size in checked.frame_sizes],
+        )
+
+
+def mounts_under(path: Path) -> list[str]:
+    """Mount points at or below ``path`` (a private hugetlbfs a plugin failed to unmount)."""
+    prefix = str(path.resolve())
+    found = []
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            for line in f:
+                mount_point = line.split()[1].replace("\\040", " ")
+                if mount_point == prefix or mount_point.startswith(prefix + "/"):
+                    found.append(mount_point)
+    except OSError:
+        pass
+    return found
+
+
+def remove_work_dir(path: Path) -> None:
+    """Remove a plan's work dir once its plugins stopped; never while something is mounted
+    inside it (that is left for ``vsbench cleanup``, which unmounts first)."""
+    if not path.exists():
+        return
+    mounted = mounts_under(path)
+    if mounted:
+        log.warning("leaving %s: still mounted: %s (run `vsbench cleanup`)", path, ", ".join(mounted))
+        return
+    shutil.rmtree(path)
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, EXPECTED_ERRORS) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def run_plans(plans: list[TestPlan], results_dir: Path, console: Console) -> int:
+    """Run ``plans`` in order into ``<results_dir>/<YYYYmmdd-HHMMSS>-<runid>/``.
+
+    Returns the exit code: 0 when every plan ran, 1 when one failed, 2 when a preflight
+    check failed (nothing was created), 128+signal when interrupted.
+    """
+    if not plans:
+        console.print("vsbench: error: no test plans to run", markup=False)
+        return EXIT_USAGE
+    try:
+        checked = preflight.check_plans(plans)
+    except preflight.PreflightError as exc:
+        console.print(f"vsbench: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+    try:
+        run = Run(plans, checked, results_dir, console)
+        Path(results_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        console.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
+                      markup=False, highlight=False)
+        return EXIT_USAGE
+    return run.execute()

@@ -1,0 +1,262 @@
+"""Traffic types: what is measured at one frame size, from trials to a FrameSizeResult.
+
+* ``rfc2544_throughput``: optional warm-up, the search engine over the trial callable
+  (loads bounded by ``min_load_fps`` and a ``max_load_fps`` that defaults to the smaller of
+  the generator's capability and the nominal line rate), then one latency-enabled trial of
+  ``trial_duration_s`` at each goal's throughput when ``latency.enabled``.
+* ``continuous``: optional warm-up, then one trial at ``traffic.rate_fps`` (or
+  ``rate_percent`` of the nominal line rate) for ``trial_duration_s``.
+
+Every figure is computed by :mod:`vsbench.results.summary` from the trial records, the
+same functions :mod:`vsbench.results.recompute` applies to trials.jsonl afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from vsbench.interfaces.traffic import GeneratorCapabilities, TrafficProfile
+from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.measurement.search import Goal, SearchConfig, search
+from vsbench.measurement.trial_runner import TrialRunner
+from vsbench.results import summary
+from vsbench.results.model import FrameSizeResult, ReportedPoint, TrialRecord
+
+log = logging.getLogger(__name__)
+
+#: Warm-up load as a share of max_load: low enough not to overload, high enough to touch
+#: every flow within the warm-up time.
+WARMUP_SHARE_OF_MAX = 0.01
+#: Longest a warm-up is stretched to send every flow at least twice.
+WARMUP_MAX_S = 60.0
+
+
+class TrafficTypeError(ValueError):
+    """The traffic section cannot be run as asked; one line for the user."""
+
+
+@dataclass
+class FrameSizeJob:
+    """Everything one frame size of one plan needs."""
+
+    config: Mapping[str, Any]
+    profile: TrafficProfile
+    generator: TrafficGenerator
+    capabilities: GeneratorCapabilities
+    trials: TrialRunner
+    nominal_line_rate_fps: float
+    result: FrameSizeResult
+    #: Called with the frame size's max load before the first trial (for the display).
+    on_start: Callable[[float | None], None] = lambda _max: None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def traffic(self) -> Mapping[str, Any]:
+        return self.config.get("traffic") or {}
+
+    @property
+    def search_section(self) -> Mapping[str, Any]:
+        return self.config.get("search") or {}
+
+    @property
+    def latency_section(self) -> Mapping[str, Any]:
+        return self.config.get("latency") or {}
+
+    @property
+    def frame_size_bytes(self) -> int:
+        return self.profile.frame_size_bytes
+
+    @property
+    def trial_duration_s(self) -> float:
+        return float(self.traffic.get("trial_duration_s") or 60.0)
+
+
+def max_load_fps(job: FrameSizeJob) -> float:
+    """``search.max_load_fps`` if set, else min(generator capability, nominal line rate)."""
+    configured = job.search_section.get("max_load_fps")
+    if configured:
+        return float(configured)
+    limit = job.nominal_line_rate_fps
+    if job.capabilities.max_rate_fps:
+        limit = min(limit, float(job.capabilities.max_rate_fps))
+    return limit
+
+
+def goals(section: Mapping[str, Any]) -> tuple[Goal, ...]:
+    known = {"name", "loss_ratio", "exceed_ratio", "max_latency_p99_ns"}
+    configured = section.get("goals") or [{"name": "NDR", "loss_ratio": 0.0}]
+    return tuple(Goal(**{k: v for k, v in g.items() if k in known and v is not None}) for g in configured)
+
+
+def search_config(job: FrameSizeJob, max_load: float) -> SearchConfig:
+    s = job.search_section
+    duration = job.trial_duration_s
+    min_load = float(s.get("min_load_fps") or 1000.0)
+    if min_load >= max_load:
+        raise TrafficTypeError(
+            f"search.min_load_fps {min_load:.0f} is not below max_load {max_load:.0f} fps "
+            f"at {job.frame_size_bytes} B"
+        )
+    kwargs: dict[str, Any] = dict(
+        goals=goals(s),
+        min_load_fps=min_load,
+        max_load_fps=max_load,
+        trial_duration_s=duration,
+        final_trial_duration_s=duration,
+        full_trial_duration_s=duration,
+        time_budget_s=s.get("time_budget_s"),
+    )
+    if s.get("mode"):
+        kwargs["mode"] = s["mode"]
+    if s.get("relative_width"):
+        kwargs["relative_width"] = float(s["relative_width"])
+    return SearchConfig(**kwargs)
+
+
+def latency_wanted(job: FrameSizeJob) -> bool:
+    """True when latency is enabled and the generator can measure it (else a note)."""
+    if not job.latency_section.get("enabled"):
+        return False
+    if not job.capabilities.latency:
+        note = f"latency not measured: {job.generator.name or 'the generator'} has no latency support"
+        if note not in job.notes:
+            job.notes.append(note)
+        return False
+    return True
+
+
+def warm_up(job: FrameSizeJob, max_load: float) -> None:
+    """A low-rate trial with the full flow set so caches are populated; recorded as
+    ``warmup`` and never shown to the search."""
+    warmup_s = float(job.traffic.get("warmup_s") or 0.0)
+    if warmup_s <= 0:
+        return
+    min_load = float(job.search_section.get("min_load_fps") or 1000.0)
+    load = min(max_load, max(min_load, WARMUP_SHARE_OF_MAX * max_load))
+    frames_needed = 2.0 * job.profile.flows * job.profile.directions
+    duration = min(WARMUP_MAX_S, max(warmup_s, frames_needed / load))
+    if type(job.generator).warm_up is not TrafficGenerator.warm_up:
+        job.generator.warm_up(load, duration)  # the generator's own warm-up; nothing to record
+        return
+    job.trials.run(load, duration, role="warmup")
+
+
+def _records_since(job: FrameSizeJob, start: int) -> list[TrialRecord]:
+    return job.trials.records[start:]
+
+
+def account(fs: FrameSizeResult, records: list[TrialRecord], notes: list[str] = ()) -> None:
+    """Fill the trial counts, times and validity notes of ``fs`` from its records."""
+    t = summary.tally(records)
+    fs.trial_count = t.trial_count
+    fs.invalid_trial_count = t.invalid_trial_count
+    fs.trial_seconds = t.trial_seconds
+    fs.effective_seconds = t.effective_seconds
+    fs.notes = [*notes, *t.notes]
+
+
+def _finish(job: FrameSizeJob, start: int, points: list[ReportedPoint], extra_notes: list[str]) -> FrameSizeResult:
+    fs = job.result
+    fs.points = points
+    account(fs, _records_since(job, start), [*job.notes, *extra_notes])
+    fs.status = "complete"
+    return fs
+
+
+def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
+    start = len(job.trials.records)
+    max_load = max_load_fps(job)
+    cfg = search_config(job, max_load)
+    job.result.max_load_fps = max_load
+    job.result.min_load_fps = cfg.min_load_fps
+    job.on_start(max_load)
+    warm_up(job, max_load)
+    outcome = search(job.trials.trial_fn("search"), cfg)
+    notes = list(outcome.notes)
+    with_latency = latency_wanted(job)
+    finals: dict[float, TrialRecord] = {}
+    points = []
+    for goal_result in outcome.goals:
+        bound = _record_at(job, outcome.trials, goal_result.lower_bound_trial)
+        upper = _record_at(job, outcome.trials, goal_result.upper_bound_trial)
+        throughput = goal_result.lower_bound_fps
+        latency_rec = None
+        if with_latency and throughput:
+            latency_rec = finals.get(throughput)
+            if latency_rec is None:
+                latency_rec = job.trials.run(throughput, job.trial_duration_s, role="final", latency=True)
+                finals[throughput] = latency_rec
+        if throughput is None:
+            notes.append(f"{goal_result.goal.name}: no load passed (not even min_load {cfg.min_load_fps:.0f} fps)")
+        points.append(
+            summary.search_point(
+                name=goal_result.goal.name,
+                frame_size_bytes=job.frame_size_bytes,
+                nominal_line_rate_fps=job.nominal_line_rate_fps,
+                lower_bound_fps=throughput,
+                upper_bound_fps=goal_result.upper_bound_fps,
+                bound_trial=bound,
+                upper_trial=upper,
+                latency_trial=latency_rec,
+                goal_loss_ratio=goal_result.goal.loss_ratio,
+                goal_exceed_ratio=goal_result.goal.exceed_ratio,
+                conditional_throughput_fps=goal_result.conditional_throughput_fps,
+                regular=goal_result.regular,
+                irregular_reason=goal_result.irregular_reason,
+            )
+        )
+        if not goal_result.regular and goal_result.irregular_reason:
+            notes.append(f"{goal_result.goal.name}: {goal_result.irregular_reason}")
+    if outcome.max_load_fps is not None and outcome.max_load_fps < max_load:
+        job.result.max_load_fps = outcome.max_load_fps
+    return _finish(job, start, points, notes)
+
+
+def _record_at(job: FrameSizeJob, trials: list, index: int | None) -> TrialRecord | None:
+    if index is None or not 0 <= index < len(trials):
+        return None
+    return job.trials.record_of(trials[index])
+
+
+def continuous_rate_fps(job: FrameSizeJob) -> float:
+    rate = job.traffic.get("rate_fps")
+    if rate:
+        return float(rate)
+    percent = job.traffic.get("rate_percent")
+    if percent:
+        return float(percent) / 100.0 * job.nominal_line_rate_fps
+    raise TrafficTypeError("traffic type continuous needs traffic.rate_fps or traffic.rate_percent")
+
+
+def continuous(job: FrameSizeJob) -> FrameSizeResult:
+    start = len(job.trials.records)
+    rate = continuous_rate_fps(job)
+    job.result.max_load_fps = rate
+    job.on_start(rate)
+    warm_up(job, rate)
+    record = job.trials.run(rate, job.trial_duration_s, role="continuous", latency=latency_wanted(job))
+    point = summary.continuous_point(
+        frame_size_bytes=job.frame_size_bytes,
+        nominal_line_rate_fps=job.nominal_line_rate_fps,
+        trial=record,
+    )
+    return _finish(job, start, [point], [])
+
+
+TRAFFIC_TYPES: dict[str, Callable[[FrameSizeJob], FrameSizeResult]] = {
+    "rfc2544_throughput": rfc2544_throughput,
+    "continuous": continuous,
+}
+
+
+def check(traffic: Mapping[str, Any]) -> None:
+    """Raise :class:`TrafficTypeError` for a traffic section no traffic type can run."""
+    kind = traffic.get("type", "rfc2544_throughput")
+    if kind not in TRAFFIC_TYPES:
+        raise TrafficTypeError(
+            f"traffic type {kind!r} is not implemented yet (available: {', '.join(sorted(TRAFFIC_TYPES))})"
+        )
+    if kind == "continuous" and not (traffic.get("rate_fps") or traffic.get("rate_percent")):
+        raise TrafficTypeError("traffic type continuous needs traffic.rate_fps or traffic.rate_percent")
