@@ -161,7 +161,8 @@ def make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             try:
                 body = self._body() if method in ("POST", "PATCH", "DELETE") else None
                 with server.lock:
-                    server.counters["requests"] += 1
+                    if not path.startswith("/fake/"):
+                        server.counters["requests"] += 1
                     self._route(method, path, query, body)
             except RestError as exc:
                 self._error(exc.status, exc.detail)
