@@ -27,6 +27,9 @@ from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
 from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
 
+#: In the run dir while our hugepages are reserved (hugepages.release_recorded reads it).
+HUGEPAGE_RECORD = "hugepages.json"
+
 PCI_PATTERN = r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 MASK_PATTERN = r"^0x[0-9a-fA-F]+$"
 
@@ -159,7 +162,9 @@ class OvsDpdk(OvsSwitchBase):
         size_kb = int(self.cfg["hugepage_size_kb"])
         pages = hugepages.pages_for_mb(sum(self.cfg["socket_mem_mb"]) + self.cfg["hugepage_extra_mb"], size_kb)
         try:
-            self.reservation = hugepages.reserve(pages, self.stack, page_size_kb=size_kb)
+            self.reservation = hugepages.reserve(
+                pages, self.stack, page_size_kb=size_kb,
+                record=self.instance.paths.run_dir / HUGEPAGE_RECORD)  # type: ignore[union-attr]
             if self.cfg["huge_dir"]:
                 self.huge_dir = Path(self.cfg["huge_dir"])
                 if self.huge_dir not in hugepages.hugetlbfs_mounts(size_kb):

@@ -38,6 +38,7 @@ class Rig:
         ctx = PluginContext(
             testbed.run_id, settings or {}, tmp_path / "logs", stack,
             run_config={"dut": {"meter_pps": meter_pps}}, dut_netns=testbed.dut_netns,
+            work_dir=Path("/run/vsbench-test") / testbed.run_id,  # as the runner's state dir
         )
         self.switch = OvsDpdk(ctx)
         self.switch.name = "ovs_dpdk"
@@ -79,6 +80,8 @@ def rig_factory(tmp_path):
         for pid in (vswitchd_pid, ovsdb_pid):
             assert not Path(f"/proc/{pid}").exists(), f"process {pid} left running"
         assert not run_dir.exists(), f"{run_dir} left behind"
+        assert run_dir.parent == Path("/run/vsbench-test") / run_dir.name.split("-")[1]
+        run_dir.parent.rmdir()  # the runner's work dir is the runner's to remove
         assert not (hugepages.DPDK_RUNTIME_ROOT / prefix).exists()
         assert str(run_dir) not in Path("/proc/mounts").read_text()
     names = os.popen("ip netns list").read()
@@ -151,6 +154,7 @@ def test_rules_install_in_one_bundle_and_forward(rig_factory, tmp_path):
 
 def test_threads_pinning_version(rig_factory):
     rig = rig_factory()
+    assert (rig.switch.instance.paths.run_dir / "hugepages.json").exists()
     threads = rig.switch.threads()
     pmds = [t for t in threads if t.name.startswith("pmd-c")]
     assert len(pmds) == 1

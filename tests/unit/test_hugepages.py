@@ -49,6 +49,18 @@ def test_reserve_raises_by_need_and_release_subtracts(tmp_path):
     assert nr(root) == 110
 
 
+def test_recorded_reservation_of_a_killed_run_is_released(tmp_path):
+    root = fake_sysfs(tmp_path, nr=4)
+    record = tmp_path / "hugepages.json"
+    stack = ResourceStack()
+    hugepages.reserve(100, stack, root=root, record=record)
+    assert nr(root) == 104 and record.exists()
+    # the run dies without closing its stack; cleanup finds the record
+    assert hugepages.release_recorded(record, root) == 100
+    assert nr(root) == 4 and not record.exists()
+    assert hugepages.release_recorded(record, root) == 0
+
+
 def test_reserve_unknown_size_is_one_line_error(tmp_path):
     with pytest.raises(hugepages.HugepageError, match="no 4096 kB"):
         hugepages.reserve(1, ResourceStack(), page_size_kb=4096, root=fake_sysfs(tmp_path))

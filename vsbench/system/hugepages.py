@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import math
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -118,12 +119,15 @@ def reserve(
     *,
     page_size_kb: int = 2048,
     root: Path = SYSFS_HUGEPAGES,
+    record: Path | None = None,
 ) -> HugepageReservation:
     """Raise ``nr_hugepages`` by ``pages`` and check the kernel granted them all.
 
     Registers :func:`release` on ``resources`` once pages were added. When the kernel grants
     fewer (fragmented or short memory), what it did grant is given back at once and
-    :class:`HugepageError` says how many were missing.
+    :class:`HugepageError` says how many were missing. With ``record``, the reservation is
+    also written there (JSON) until released, so ``vsbench cleanup`` can give back the
+    pages of a run that was killed (:func:`release_recorded`).
     """
     if page_size_kb not in supported_page_sizes_kb(root):
         raise HugepageError(f"kernel offers no {page_size_kb} kB hugepages ({root} has none)")
@@ -145,9 +149,26 @@ def reserve(
             f"kernel granted {max(0, granted)} of {pages} {page_size_kb} kB hugepages "
             f"(free memory too fragmented or too small)"
         )
+    if record is not None:
+        record.write_text(json.dumps(asdict(reservation)) + "\n")
+        resources.register(f"hugepage record {record}", record.unlink, missing_ok=True)
     resources.register(f"{pages} hugepages of {page_size_kb} kB", release, reservation, root)
     log.info("hugepages %d kB: reserved %d pages (%d -> %d)", page_size_kb, pages, before, before + pages)
     return reservation
+
+
+def release_recorded(record: Path, root: Path = SYSFS_HUGEPAGES) -> int:
+    """Give back the pages a (dead) run recorded with ``reserve(record=...)`` and remove
+    the record; return the pages released (0 when there is no record)."""
+    try:
+        data = json.loads(record.read_text())
+    except FileNotFoundError:
+        return 0
+    reservation = HugepageReservation(int(data["page_size_kb"]), int(data["pages_before"]),
+                                      int(data["pages_added"]))
+    release(reservation, root)
+    record.unlink(missing_ok=True)
+    return reservation.pages_added
 
 
 def hugetlbfs_mounts(page_size_kb: int | None = None, mounts_text: str | None = None) -> list[Path]:

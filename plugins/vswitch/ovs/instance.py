@@ -1,7 +1,8 @@
 """A private Open vSwitch instance: its own database, run dir, sockets and logs.
 
-Never the system's: every file lives under a per-run directory (``/tmp/vsb-<run>-ovs-*``,
-short enough for unix socket paths), every tool is pointed at it explicitly (``--db``,
+Never the system's: every file lives under a per-run directory (``vsb-<run>-ovs-*`` in the
+run's work dir ``PluginContext.work_dir`` when there is one, else in /tmp; short enough for
+unix socket paths), every tool is pointed at it explicitly (``--db``,
 ``-t``, ``unix:<run>/<br>.mgmt``), and ``OVS_RUNDIR``/``OVS_DBDIR``/``OVS_LOGDIR``/
 ``OVS_SYSCONFDIR`` are set for the daemons so nothing falls back to /var/run/openvswitch.
 Both daemons run in the foreground as our children (no ``--detach``), inside the DUT
@@ -24,6 +25,9 @@ from vsbench.system.resources import ResourceStack
 from vsbench_plugins.vswitch.ovs.ctl import OvsCtl
 
 log = logging.getLogger(__name__)
+
+#: sun_path is 108 bytes including the terminating NUL.
+MAX_SOCKET_PATH = 107
 
 
 @dataclass(frozen=True)
@@ -123,12 +127,16 @@ class OvsInstance:
     def start_db(self) -> OvsCtl:
         """Create the run dir and a fresh database, start ovsdb-server, ``init`` the DB."""
         parent = self._run_dir_parent or Path(tempfile.gettempdir())
+        # run dir name (~24) + longest socket name (~20) must stay under the 107-byte limit
+        if len(str(parent)) > MAX_SOCKET_PATH - 48:
+            log.warning("work dir %s is too long for unix socket paths; OvS run dir goes to %s",
+                        parent, tempfile.gettempdir())
+            parent = Path(tempfile.gettempdir())
+        parent.mkdir(parents=True, exist_ok=True)
         run_dir = Path(tempfile.mkdtemp(prefix=f"vsb-{self.run_id}-ovs-", dir=parent))
         self.resources.register(f"OvS run dir {run_dir}", shutil.rmtree, run_dir, ignore_errors=True)
         self._log_dir.mkdir(parents=True, exist_ok=True)
         self.paths = paths = OvsPaths(run_dir, self._log_dir)
-        if len(str(paths.mgmt_socket("vsb000000br00"))) > 100:
-            raise PluginError(f"OvS run dir {run_dir} is too long for unix socket paths")
 
         try:
             commands.run([self.ovsdb_tool, "create", str(paths.db), str(self.schema)])

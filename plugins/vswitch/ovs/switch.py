@@ -126,6 +126,7 @@ class OvsSwitchBase(VSwitch):
             ovsdb_server=self.cfg["ovsdb_server"],
             ovsdb_tool=self.cfg["ovsdb_tool"],
             start_timeout_s=float(self.cfg["start_timeout_s"]),
+            run_dir_parent=Path(self.context.work_dir) if self.context.work_dir else None,
         )
         ctl = self.instance.start_db()
         config = {**self.other_config(), **{k: _ovs_value(v) for k, v in self.cfg["other_config"].items()}}
