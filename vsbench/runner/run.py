@@ -51,7 +51,7 @@ from vsbench.results.trial_log import TrialLog
 from vsbench.runner import placement, preflight, traffic_types
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
-from vsbench.system import runstate, sysinfo
+from vsbench.system import cleanup, runstate, sysinfo
 from vsbench.system.commands import CommandError
 from vsbench.system.naming import new_run_id
 from vsbench.system.resources import ResourceStack
@@ -388,16 +388,11 @@ class Run:
 def mounts_under(path: Path) -> list[str]:
     """Mount points at or below ``path`` (a private hugetlbfs a plugin failed to unmount)."""
     prefix = str(path.resolve())
-    found = []
     try:
-        with open("/proc/self/mounts", encoding="utf-8") as f:
-            for line in f:
-                mount_point = line.split()[1].replace("\\040", " ")
-                if mount_point == prefix or mount_point.startswith(prefix + "/"):
-                    found.append(mount_point)
+        points = cleanup.mount_points()
     except OSError:
-        pass
-    return found
+        return []
+    return [p for p in points if p == prefix or p.startswith(prefix + "/")]
 
 
 def remove_work_dir(path: Path) -> None:
