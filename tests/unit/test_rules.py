@@ -114,3 +114,25 @@ def test_rule_set_from_config():
     assert in_out.template == "in_out" and in_out.total_rules == 2
     with pytest.raises(RuleSetError, match="unknown traffic.fields"):
         rules.rule_set_from_config({"dut": {"rules": 2}, "traffic": {"fields": {"srcip": "1.2.3.4"}}})
+
+
+def test_shipped_scaling_testcases_resolve_to_the_reports_rule_sets():
+    from pathlib import Path
+
+    from vsbench.runner import config as cfg
+    from vsbench.runner import testcases
+
+    root = Path(__file__).resolve().parents[2]
+    base = cfg.load_layers(root / "conf", [])
+    flags = {"vswitch": None, "trafficgen": None, "vnf": None}
+    complexity = testcases.build_plans(testcases.find("rule_complexity", root / "testcases"), base, {}, flags)
+    seen = []
+    for plan in complexity:
+        spec = rules.rule_set_from_config(plan.config)
+        assert spec.template == "src_dst_ip" and spec.rules == spec.flows == plan.config["traffic"]["flows"]
+        assert plan.config["traffic"]["frame_sizes"] == [86]
+        seen.append(spec.rules)
+    assert seen == [64, 1000, 8000, 64000, 128000, 1000000]
+    scalability = testcases.build_plans(testcases.find("flow_scalability", root / "testcases"), base, {}, flags)
+    assert [p.config["traffic"]["flows"] for p in scalability] == [1000, 1000000]
+    assert all(rules.rule_set_from_config(p.config).template == "in_out" for p in scalability)
