@@ -30,6 +30,8 @@ def _snap():
             303: ProcessInfo(303, 7002, ("ovsdb-server", "--remote=punix:/var/run/openvswitch/db.sock")),
             1: ProcessInfo(1, 1, ("/sbin/init",)),
         },
+        hugepage_records=[Path(f"/run/vsbench/{DEAD}/p0/vsb-{DEAD}-ovs-ab/hugepages.json"),
+                          Path(f"/run/vsbench/{LIVE}/p0/vsb-{LIVE}-ovs-cd/hugepages.json")],
     )
 
 
@@ -45,12 +47,14 @@ def test_only_dead_runs_leftovers_are_planned_in_a_safe_order():
     assert by_kind["mount"] == [f"/run/vsbench/{DEAD}/p0/huge"]
     assert by_kind["hugepage-file"] == [f"/dev/hugepages/vsb{DEAD}ovsmap_0"]
     assert by_kind["dpdk-runtime"] == [f"/var/run/dpdk/vsb{DEAD}ovs"]
+    assert by_kind["hugepage-reservation"] == [f"/run/vsbench/{DEAD}/p0/vsb-{DEAD}-ovs-ab/hugepages.json"]
     assert sorted(by_kind["directory"]) == sorted([f"/tmp/vsb-{DEAD}-ovs-x1y2", f"/run/vsbench/{DEAD}"])
     assert by_kind["lock"] == [f"/run/vsbench/{DEAD}.lock"]
     kinds = [i.kind for i in items]
     assert kinds == sorted(kinds, key=cleanup.KIND_ORDER.index)
     # processes go before their namespace, mounts before the directory holding them
     assert kinds.index("process") < kinds.index("netns") and kinds.index("mount") < kinds.index("directory")
+    assert kinds.index("hugepage-reservation") < kinds.index("directory")
 
 
 def test_processes_are_identified_by_pid_and_start_time():
@@ -127,3 +131,18 @@ def test_lock_is_the_liveness_signal(tmp_path):
     assert runstate.read_claim(LIVE, tmp_path)["run_id"] == LIVE
     claim.release()
     assert runstate.live_run_ids(tmp_path) == set()
+
+
+def test_a_dead_runs_hugepage_reservation_is_given_back(tmp_path):
+    from vsbench.system import hugepages
+
+    sysfs = tmp_path / "sys"
+    pool = sysfs / "hugepages-2048kB"
+    pool.mkdir(parents=True)
+    (pool / "nr_hugepages").write_text("260\n")  # 4 of ours on top of 256 somebody else's
+    record = tmp_path / "state" / DEAD / "p0" / f"vsb-{DEAD}-ovs-ab" / "hugepages.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"page_size_kb": 2048, "pages_before": 256, "pages_added": 4}')
+    assert hugepages.release_recorded(record, root=sysfs) == 4
+    assert (pool / "nr_hugepages").read_text().strip() == "256"
+    assert not record.exists()

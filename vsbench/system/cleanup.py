@@ -13,8 +13,10 @@ and a live run holds a lock (:mod:`vsbench.system.runstate`). Cleanup therefore:
    names the process that was seen (start time unchanged), never by name.
 
 Running it twice removes nothing the second time. ``dry_run`` reports without removing.
-Pages a killed DPDK run added to ``nr_hugepages`` cannot be told apart from anyone else's
-and are left alone (reported by ``sysinfo.json`` of the next run).
+Hugepages a killed DPDK run added to ``nr_hugepages`` are given back when the run left its
+reservation record (``hugepages.json``, written by :func:`vsbench.system.hugepages.reserve`)
+in one of its directories; pages without a record cannot be told apart from anyone else's
+and are left alone.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ PROC = Path("/proc")
 TERM_GRACE_S = 5.0
 
 #: Removal order: what holds a resource goes before the resource.
-KIND_ORDER = ("process", "netns", "link", "mount", "hugepage-file", "dpdk-runtime", "directory", "lock")
+KIND_ORDER = ("process", "netns", "link", "mount", "hugepage-file", "hugepage-reservation",
+              "dpdk-runtime", "directory", "lock")
+#: File name of a hugepage reservation record inside a run's directories.
+HUGEPAGE_RECORD = "hugepages.json"
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,8 @@ class Snapshot:
     temp_entries: list[Path] = field(default_factory=list)
     state_entries: list[Path] = field(default_factory=list)
     processes: dict[int, ProcessInfo] = field(default_factory=dict)
+    #: hugepage reservation records found inside temp/state entries
+    hugepage_records: list[Path] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,11 @@ def plan(snap: Snapshot, live: Iterable[str], only: Iterable[str] | None = None,
             if mount_point == d or mount_point.startswith(d.rstrip("/") + "/"):
                 items.append(Leftover("mount", mount_point, run_id))
                 break
+    for record in snap.hugepage_records:
+        for d, run_id in dirs:
+            if str(record).startswith(d.rstrip("/") + "/"):
+                items.append(Leftover("hugepage-reservation", str(record), run_id))
+                break
     for d, run_id in dirs:
         items.append(Leftover("directory", d, run_id))
 
@@ -255,6 +267,9 @@ def snapshot(state_dir: Path | None = None) -> Snapshot:
     snap.dpdk_runtime = [p for p in _listdir(DPDK_RUNTIME_ROOT) if p.name.startswith(NAME_PREFIX)]
     snap.temp_entries = [p for p in _listdir(Path(tempfile.gettempdir())) if p.name.startswith(NAME_PREFIX)]
     snap.state_entries = _listdir(state_dir or runstate.state_dir())
+    for entry in snap.temp_entries + snap.state_entries:
+        if entry.is_dir() and not entry.is_symlink():
+            snap.hugepage_records += sorted(entry.rglob(HUGEPAGE_RECORD))
     for entry in _listdir(PROC):
         if entry.name.isdigit():
             info = read_process(int(entry.name))
@@ -315,6 +330,11 @@ def _remove_one(item: Leftover) -> None:
             commands.run(["ip", "link", "delete", item.name], timeout_s=30)
     elif item.kind == "mount":
         commands.run(["umount", item.name], timeout_s=30)
+    elif item.kind == "hugepage-reservation":
+        from vsbench.system import hugepages
+
+        released = hugepages.release_recorded(Path(item.name))
+        log.info("cleanup: gave back %d hugepages of run %s", released, item.run_id)
     elif item.kind in ("hugepage-file", "lock"):
         Path(item.name).unlink(missing_ok=True)
     elif item.kind in ("dpdk-runtime", "directory"):
