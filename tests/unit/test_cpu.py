@@ -95,13 +95,17 @@ def test_offline_cpu_and_roomy_machine():
 
 
 def test_starved_pmd_is_detected_from_measured_utilization():
-    def usage(util):
-        return cpu.CpuUsage(2.0, [cpu.ThreadUsage(1, 2, "pmd-c01/id:8", util * 2.0, 0.0, util),
-                                  cpu.ThreadUsage(1, 1, "ovs-vswitchd", 0.1, 0.0, 0.05)], {}, {})
+    def usage(util, softirq_cpu1=0.0):
+        return cpu.CpuUsage(2.0, [cpu.ThreadUsage(1, 2, "pmd-c01/id:8", util * 2.0, 0.0, util, 1),
+                                  cpu.ThreadUsage(1, 1, "ovs-vswitchd", 0.1, 0.0, 0.05, 0)],
+                            {"cpu": softirq_cpu1, "cpu0": 0.0, "cpu1": softirq_cpu1}, {})
     assert cpu.starved_busy_pollers(usage(0.99)) == []
     (warning,) = cpu.starved_busy_pollers(usage(0.32))
     assert warning.code == "busy_poll_starved" and warning.oversubscribed
-    assert "32%" in warning.message
+    assert "32% of CPU 1" in warning.message and warning.cpus == (1,)
+    # the PMD's transmit work shows up as softirq on its CPU: still the PMD's time
+    assert cpu.starved_busy_pollers(usage(0.80, softirq_cpu1=0.35)) == []
+    assert cpu.starved_busy_pollers(usage(0.50, softirq_cpu1=0.35))
 
 
 def test_captured_pmd_interval_is_not_starved():
