@@ -131,17 +131,31 @@ def connect(host: str, port: int, creds: Credentials, *, session_name: str,
     address = f"{host}:{port}"
     check_reachable(host, port, connect_timeout_s)
     quiet_restpy()
+    tp = None
     with api_call("connect", address, redact):
         try:
             tp = TestPlatform(host, rest_port=port, verify_cert=verify_certificate,
                               ignore_env_proxy=ignore_env_proxy, trace="none")
         except RestpyConnectionError:  # its probe found no IxNetwork answer on any port/scheme
-            raise PluginError(f"ixnet: connect: nothing at {address} answers as an IxNetwork API "
-                              "server (tried http and https)") from None
+            pass
+    if tp is None:  # raised here, not in the except block, so no traceback keeps restpy's
+        # half-built connection (and its sockets) alive
+        raise PluginError(f"ixnet: connect: nothing at {address} answers as an IxNetwork API "
+                          "server (tried http and https)")
     if int(tp.RestPort) != int(port):
         log.warning("ixnet: %s did not answer; restpy fell back to port %s", address, tp.RestPort)
         address = f"{host}:{tp.RestPort}"
-    _with_timeout(tp._connection._session, request_timeout_s)
+    http = tp._connection._session
+    _with_timeout(http, request_timeout_s)
+    try:
+        return _log_in_and_create(tp, address, creds, session_name, redact, on_session_created)
+    except BaseException:
+        http.close()  # keep-alive sockets; a created session closes it when removed
+        raise
+
+
+def _log_in_and_create(tp: Any, address: str, creds: Credentials, session_name: str,
+                       redact: Redactor, on_session_created: Callable[[Any], None]) -> "Connection":
     with api_call("log in", address, redact):
         if creds.api_key:
             tp.ApiKey = creds.api_key
@@ -150,23 +164,17 @@ def connect(host: str, port: int, creds: Credentials, *, session_name: str,
             tp.Authenticate(creds.username, creds.password)
         redact.add(tp.ApiKey)
     sessions = tp.Sessions
-    created = False
-    try:
-        with api_call("create session", address, redact):
-            # Sessions.add() creates and starts in one call; do the two steps ourselves
-            # (restpy's Base._create is what add() uses) so the removal is registered the
-            # moment the session exists, before the long asynchronous start.
-            sessions._create({"applicationType": "ixnrest"})
-            created = True
-            on_session_created(sessions)
-            sessions.Start()
-            sessions.Name = session_name
-            ixnetwork = sessions.Ixnetwork
-            build = str(ixnetwork.Globals.BuildNumber)
-    except BaseException:
-        if created:
-            log.debug("ixnet: session creation failed half-way; its removal is registered")
-        raise
+    with api_call("create session", address, redact):
+        # Sessions.add() creates and starts in one call; do the two steps ourselves
+        # (restpy's Base._create is what add() uses) so the removal is registered the
+        # moment the session exists, before the long asynchronous start.
+        sessions._create({"applicationType": "ixnrest"})
+    on_session_created(sessions)
+    with api_call("start session", address, redact):
+        sessions.Start()
+        sessions.Name = session_name
+        ixnetwork = sessions.Ixnetwork
+        build = str(ixnetwork.Globals.BuildNumber)
     log.info("ixnet: connected to IxNetwork %s (%s) at %s://%s, session %s (id %s)",
              build or "debug build", tp.Platform, tp.Scheme, address, session_name, sessions.Id)
     return Connection(tp, sessions, ixnetwork, str(tp.Platform), build, int(sessions.Id))
@@ -176,8 +184,11 @@ def remove_session(conn_sessions: Any, address: str, redact: Redactor) -> None:
     """Stop and delete the session (restpy: ``operations/stop?deleteAfterStop=true``)."""
     if conn_sessions is None or len(conn_sessions) == 0:
         return
-    with api_call("remove session", address, redact):
-        conn_sessions.remove()
+    try:
+        with api_call("remove session", address, redact):
+            conn_sessions.remove()
+    finally:
+        conn_sessions._connection._session.close()  # no keep-alive socket outlives the session
 
 
 # ---------------------------------------------------------------------------- ports
