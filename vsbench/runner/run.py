@@ -252,7 +252,6 @@ class Run:
         ports = deployment.build()
         resources.register(f"trafficgen {gen_name}", generator.stop)
         generator.start()
-        capabilities = generator.capabilities()
 
         for kind, plugin in (("trafficgen", generator), ("vswitch", deployment.vswitch)):
             if plugin is not None:
@@ -273,6 +272,8 @@ class Run:
             first_trial = len(trials.records)
             try:
                 generator.configure(profile, ports)
+                # asked again per profile: a generator's limits can depend on it (port speed x size)
+                capabilities = generator.capabilities()
                 job = traffic_types.FrameSizeJob(
                     config=config, profile=profile, generator=generator, capabilities=capabilities,
                     trials=trials, nominal_line_rate_fps=fs.nominal_line_rate_fps, result=fs,
