@@ -15,6 +15,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 packages=(openvswitch-switch-dpdk netsniff-ng iproute2 python3-venv python3-pip procps)
+# lua5.1 (luac -p) checks the syntax of the MoonGen trial script shipped in plugins/.
+[ "$want_test" = 1 ] && packages+=(lua5.1)
 if [ "$want_test" = 1 ] && [ -x tools/kernel-lab/packages ]; then
   mapfile -t lab < <(tools/kernel-lab/packages)
   packages+=("${lab[@]}")
