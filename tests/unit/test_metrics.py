@@ -176,3 +176,23 @@ def test_empty_probe_stream():
     s = summarize_latency(ProbeRecords(np.zeros(0, np.int64), np.zeros(0, np.int64), 5))
     assert s.count == 0 and s.min_ns is None and s.sequence.lost == 5
     assert s.sequence.loss_burst_lengths == {5: 1}
+
+
+@pytest.mark.parametrize("kind", ["exponential", "few_values", "constant", "lognormal"])
+def test_large_inputs_take_the_bucketed_path_and_stay_exact(kind):
+    from vsbench.measurement.metrics.latency import PERCENTILES, _exact_percentiles
+
+    rng = np.random.default_rng(5)
+    values = {
+        "exponential": (rng.exponential(2000, 400_000) + 10_000).astype(np.int64),
+        "few_values": rng.integers(0, 5, 300_000),
+        "constant": np.full(200_000, 7),
+        "lognormal": rng.lognormal(8, 2, 300_000),
+    }[kind]
+    got = _exact_percentiles(values)
+    ordered = np.sort(values)
+    for name, p in PERCENTILES.items():
+        if values.size < min_samples_for(p):
+            assert got[name] is None
+            continue
+        assert got[name] == ordered[int(np.ceil(p / 100 * values.size)) - 1]

@@ -107,7 +107,7 @@ class SequenceTracker:
         np.less_equal(seq[1:], running[:-1], out=not_raising[1:])
         self._grow(high - low)
         if high > old_next:
-            self._mark_raised(seq, running, not_raising, old_next)
+            self._mark_raised(seq, running, old_next)
         others = np.flatnonzero(not_raising)
         if others.size:
             self._examine(seq, running, others, start, old_next)
@@ -119,21 +119,26 @@ class SequenceTracker:
         self.next_exp = high
         self._finalize(max(self.low, self.next_exp - self.window), final)
 
-    def _mark_raised(self, seq, running, not_raising, old_next: int) -> None:
-        """Mark [old_next, high) as seen except the gaps that raising arrivals jumped."""
+    def _mark_raised(self, seq, running, old_next: int) -> None:
+        """Mark [old_next, high) as seen except the gaps that raising arrivals jumped.
+
+        The running maximum only moves at raising arrivals, so its steps larger than one
+        are exactly the gaps.
+        """
         low = self.low
         high = int(running[-1]) + 1
         self._seen[old_next - low: high - low] = True
-        before = np.empty_like(running)
-        before[0] = old_next - 1
-        before[1:] = running[:-1]
-        jump = seq - before
-        jumps = np.flatnonzero((jump > 1) & ~not_raising)
-        if jumps.size == 0:
+        step = np.diff(running)
+        jumps = np.flatnonzero(step > 1) + 1
+        gap_start = running[jumps - 1] + 1
+        gap_len = step[jumps - 1] - 1
+        if seq[0] > old_next:  # the chunk's first arrival jumped over [old_next, seq[0])
+            gap_start = np.concatenate(([old_next], gap_start))
+            gap_len = np.concatenate(([seq[0] - old_next], gap_len))
+        if gap_len.size == 0:
             return
-        gap_start = before[jumps] + 1 - low
-        gap_len = jump[jumps] - 1
-        if jumps.size <= 64:
+        gap_start = gap_start - low
+        if gap_len.size <= 64:
             for a, n in zip(gap_start.tolist(), gap_len.tolist()):
                 self._seen[a: a + n] = False
         else:
