@@ -114,6 +114,11 @@ class OvsDpdk(OvsSwitchBase):
             key = arg.split("=", 1)[0]
             if key in MANAGED_EAL_ARGS:
                 errors.append(f"dpdk_extra may not contain {key}; use {MANAGED_EAL_ARGS[key]}")
+        for key, setting in (("dpdk-extra", "dpdk_extra"), ("pmd-cpu-mask", "pmd_cpu_mask"),
+                             ("dpdk-lcore-mask", "dpdk_lcore_mask"), ("dpdk-socket-mem", "socket_mem_mb"),
+                             ("dpdk-socket-limit", "socket_mem_mb")):
+            if key in cfg.get("other_config", {}):
+                errors.append(f"other_config may not set {key}; use {setting}")
         online = online if online is not None else cpu.online_cpus()
         for name in ("pmd_cpu_mask", "dpdk_lcore_mask"):
             cpus = cpu.mask_to_cpus(cfg[name])

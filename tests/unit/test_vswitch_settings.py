@@ -61,6 +61,12 @@ def test_managed_eal_args_are_refused(extra, word):
     assert len(errors) == 1 and word in errors[0]
 
 
+def test_other_config_cannot_bypass_managed_keys():
+    errors = OvsDpdk.settings_errors(cfg(other_config={"dpdk-extra": "-a 0000:00:01.0"}), online={0, 1})
+    assert errors == ["other_config may not set dpdk-extra; use dpdk_extra"]
+    assert OvsDpdk.settings_errors(cfg(other_config={"emc-insert-inv-prob": 1}), online={0, 1}) == []
+
+
 def test_masks_must_name_online_cpus():
     assert OvsDpdk.settings_errors(cfg(), online={0, 1}) == []
     errors = OvsDpdk.settings_errors(cfg(pmd_cpu_mask="0x4"), online={0, 1})
