@@ -249,6 +249,19 @@ def test_signal_tears_down_in_order_and_keeps_finished_trials(tmp_path, testkit,
     assert_torn_down(testkit, run_dir)
 
 
+def test_signal_during_teardown_does_not_cut_it_short(tmp_path, testkit):
+    plans = make_plans(tmp_path, testkit, params="frame_sizes=[64];trial_duration=1")
+    plans[0].config["trafficgen"]["model_gen"]["signal_on_stop"] = "SIGINT"
+    rc, out = run(plans, testkit)
+    assert rc == 130, out
+    run_dir = only_run_dir(testkit)
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["status"] == "interrupted"
+    assert results["tests"][0]["frame_sizes"][0]["status"] == "complete"
+    assert recompute.verify(run_dir) == []
+    assert_torn_down(testkit, run_dir)
+
+
 CLI_RUN = """
 import sys
 from vsbench.cli.main import main

@@ -23,6 +23,7 @@ interrupted (130 SIGINT, 143 SIGTERM).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import shutil
@@ -104,7 +105,25 @@ class SignalGuard:
             raise RunInterrupted(signum)
         if self.received is None:
             self.received = signum
-        log.warning("%s received: tearing down, please wait", signal.Signals(signum).name)
+            log.warning("%s received: stopping after the current step", signal.Signals(signum).name)
+        else:
+            log.warning("%s received: tearing down, please wait", signal.Signals(signum).name)
+
+    @contextlib.contextmanager
+    def held(self):
+        """Signals arriving inside are deferred to its end (a teardown or a file write is
+        not cut in half); then the first one interrupts as usual."""
+        if not self._raise:
+            yield
+            return
+        self._raise = False
+        try:
+            yield
+        finally:
+            self._raise = True
+        if self.received is not None:
+            self._raise = False
+            raise RunInterrupted(self.received)
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -180,13 +199,15 @@ class Run:
         self.resources = ResourceStack()
         self.plugin_versions: list[dict[str, Any]] = []
         self.claim: runstate.RunClaim | None = None
+        self.guard = SignalGuard()
         self.sink: TrialSink | None = None
 
     # -- files ----------------------------------------------------------------------------
 
     def write_results(self) -> None:
-        writers.write_results_json(self.run_dir / "results.json", self.results)
-        writers.write_results_csv(self.run_dir / "results.csv", self.results)
+        with self.guard.held():
+            writers.write_results_json(self.run_dir / "results.json", self.results)
+            writers.write_results_csv(self.run_dir / "results.csv", self.results)
 
     def write_sysinfo(self) -> None:
         writers.write_sysinfo_json(self.run_dir / "sysinfo.json", sysinfo.collect(self.run_id, self.plugin_versions))
@@ -230,7 +251,8 @@ class Run:
             self._run_plan_body(index, test, plan_resources, checked)
         finally:
             self.display.close_progress()
-            plan_resources.close()
+            with self.guard.held():
+                plan_resources.close()
 
     def _run_plan_body(self, index: int, test: TestResult, resources: ResourceStack,
                        checked: preflight.CheckedPlan) -> None:
@@ -299,7 +321,7 @@ class Run:
 
     def execute(self) -> int:
         self.run_dir.mkdir(parents=True, exist_ok=False)
-        guard = SignalGuard()
+        guard = self.guard
         log_file = _RunLogFile(self.run_dir / "logs" / LOG_FILE)
         trial_log: TrialLog | None = None
         exit_code = EXIT_OK
