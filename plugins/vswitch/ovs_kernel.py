@@ -49,7 +49,7 @@ MODULE_CONFIG = {
 }
 
 KERNEL_REMEDY = (
-    "boot a kernel that has it, e.g. Debian's linux-image-amd64, "
+    "boot a kernel with them, e.g. Debian's linux-image-amd64, "
     "or run vsbench inside tools/kernel-lab/run"
 )
 
