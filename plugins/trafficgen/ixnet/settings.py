@@ -20,7 +20,9 @@ from typing import Any, Mapping
 
 from vsbench.interfaces.plugin import PluginError
 
-_SECRET = {"type": ["string", "number", "null"]}
+# "writeOnly" (JSON Schema's annotation for sensitive values) marks the keys a writer of the
+# resolved configuration must redact; the plugin itself never logs or returns them.
+_SECRET = {"type": ["string", "number", "null"], "writeOnly": True}
 _ENV_NAME = {"type": ["string", "null"], "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 _PORT_LOCATION = {
     "oneOf": [
