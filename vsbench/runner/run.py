@@ -56,6 +56,7 @@ from vsbench.system import cleanup, runstate, sysinfo
 from vsbench.system.commands import CommandError
 from vsbench.system.naming import new_run_id
 from vsbench.system.resources import ResourceStack
+from vsbench.system.testbed import TestbedError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ EXPECTED_ERRORS = (
     DeploymentError,
     traffic_types.TrafficTypeError,
     profiles.ProfileError,
+    TestbedError,
     TimeoutError,
     OSError,
     ValueError,
