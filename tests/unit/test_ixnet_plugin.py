@@ -317,6 +317,40 @@ def test_search_through_the_plugin_finds_the_modelled_capacity(start_fake, make_
     assert ndr.lower_bound_fps >= capacity * (1 - 0.01)
 
 
+def test_an_api_error_is_one_line_and_the_half_built_item_is_removed(start_fake, make_gen):
+    fake = start_fake()
+    gen, _ = make_gen(fake)
+    gen.start()
+    with pytest.raises(PluginError) as err:
+        gen.configure(TrafficProfile(60), PORTS)  # the chassis refuses frames under 64 B
+    text = one_line(err.value)
+    assert f"failed on IxNetwork API server 127.0.0.1:{fake.port} (HTTP 400)" in text
+    assert "60 B" in text
+    assert fake.state()["sessions"][0]["traffic_items"] == []
+    with pytest.raises(PluginError, match="before configure"):
+        gen.run_trial(1_000, 0.1)
+    gen.configure(TrafficProfile(64), PORTS)
+    assert gen.run_trial(10_000, 0.2).rx_frames == 2_000
+
+
+def test_an_interrupted_trial_stops_the_chassis(start_fake, make_gen, monkeypatch):
+    fake = start_fake()
+    gen, stack = make_gen(fake)
+    gen.start()
+    gen.configure(TrafficProfile(64), PORTS)
+
+    def interrupted(*args, **kwargs):
+        assert fake.state()["sessions"][0]["transmitting"]
+        raise KeyboardInterrupt  # Ctrl-C while the trial runs
+
+    monkeypatch.setattr(gen, "_wait_stopped", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        gen.run_trial(10_000, 60)
+    assert fake.state()["sessions"][0]["transmitting"] is False
+    stack.close()
+    assert fake.state()["sessions"] == []
+
+
 def test_calls_out_of_order_are_one_line_errors(start_fake, make_gen):
     fake = start_fake()
     gen, _ = make_gen(fake)

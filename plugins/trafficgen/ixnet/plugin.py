@@ -223,13 +223,17 @@ class IxNet(TrafficGenerator):
             directions.append((indices[1], indices[0]))
         name = f"vsb-{self.context.run_id}-{profile.frame_size_bytes}B-{profile.flows}f"
         self._remove_traffic_item()
-        with self._call(f"configure traffic item {name}"):
-            item = ixtraffic.build(ixnetwork, name, profile, directions,
-                                   [v.href for v in self._vports])
-            self._item = item
-            self._set_latency(False)
-            item.item.Generate()
-            self._check_item_errors()
+        self._profile = None
+        try:
+            with self._call(f"configure traffic item {name}"):
+                self._item = ixtraffic.build(ixnetwork, name, profile, directions,
+                                             [v.href for v in self._vports])
+                self._set_latency(False)
+                self._item.item.Generate()
+                self._check_item_errors()
+        except PluginError:
+            self._discard_traffic_items(name)  # a half-built item would be applied with the next
+            raise
         self._profile = profile
         log.info("ixnet: traffic item %s: %d B, %d flow(s), %s", name, profile.frame_size_bytes,
                  profile.flows, "bidirectional" if profile.bidirectional else "unidirectional")
@@ -239,6 +243,16 @@ class IxNet(TrafficGenerator):
         if item is not None:
             with self._call("remove previous traffic item"):
                 item.item.remove()
+
+    def _discard_traffic_items(self, name: str) -> None:
+        self._item = None
+        try:
+            with self._call("remove unusable traffic item"):
+                leftovers = self._need_started().Traffic.TrafficItem.find(Name=f"^{name}$")
+                if len(leftovers):
+                    leftovers.remove()
+        except PluginError as exc:
+            log.warning("%s", exc)
 
     def _set_latency(self, enabled: bool) -> None:
         if self._latency_on is enabled:
@@ -273,9 +287,13 @@ class IxNet(TrafficGenerator):
             self._check_item_errors()
             ixnetwork.Traffic.Apply()
             ixnetwork.ClearStats()
-        with self._call("start traffic"):
-            ixnetwork.Traffic.Start()
-        overran = self._wait_stopped(ixnetwork.Traffic, duration_s)
+        try:
+            with self._call("start traffic"):
+                ixnetwork.Traffic.Start()
+            overran = self._wait_stopped(ixnetwork.Traffic, duration_s)
+        except BaseException:
+            self._stop_traffic_quietly(ixnetwork)  # never leave the chassis sending
+            raise
         time.sleep(self._drain_s())
         with self._call("read statistics"):
             timeout = float(self._cfg["stats_timeout_s"])
@@ -315,6 +333,13 @@ class IxNet(TrafficGenerator):
                 "traffic_item": item_name,
                 "ports": ixstats.port_summary(port_rows, self._port_names),
             })
+
+    def _stop_traffic_quietly(self, ixnetwork: Any) -> None:
+        try:
+            with self._call("stop traffic"):
+                ixnetwork.Traffic.Stop()
+        except PluginError as exc:
+            log.warning("%s", exc)
 
     def _drain_s(self) -> float:
         if self._cfg["drain_s"] is not None:

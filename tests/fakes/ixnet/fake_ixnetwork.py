@@ -104,7 +104,8 @@ class FakeServer:
                           "traffic_items": [i.attrs["name"] for i in
                                             s.tree.root.singles["traffic"].lists["trafficItem"]],
                           "applied": [dataclasses.asdict(st) for st in s.applied or []],
-                          "latency": {"enabled": s.applied_latency[0], "mode": s.applied_latency[1]}}
+                          "latency": {"enabled": s.applied_latency[0], "mode": s.applied_latency[1]},
+                          "transmitting": s.run is not None and s.run.transmitting(time.monotonic())}
                          for s in self.sessions.values()],
             "owned_ports": [{"location": f"{c};{card};{p}", "session": sid}
                             for (c, card, p), (sid, _) in sorted(self.inventory.owners.items())],
