@@ -155,6 +155,18 @@ def test_a_server_that_is_not_ixnetwork_is_named_as_such(make_gen):
         httpd.server_close()
 
 
+def test_a_hung_server_times_out_and_the_session_is_still_removed(start_fake, make_gen):
+    fake = start_fake("--stall", r"^POST /api/v1/sessions/\d+/operations/start$")
+    gen, stack = make_gen(fake, request_timeout_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(PluginError) as err:
+        gen.start()
+    assert time.monotonic() - started < 10
+    assert one_line(err.value) == (f"ixnet: start session: IxNetwork API server 127.0.0.1:{fake.port} "
+                                   "did not answer in time (trafficgen.ixnet.request_timeout_s)")
+    assert fake.state()["sessions"] == []  # removed although it never started
+
+
 def test_bad_settings_fail_before_touching_the_server(start_fake, make_gen):
     fake = start_fake()
     gen, _ = make_gen(fake, ports=["10.9.9.9;1;1"])

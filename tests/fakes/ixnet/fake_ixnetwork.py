@@ -159,6 +159,9 @@ def make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             url = urlsplit(self.path)
             path = unquote(url.path).rstrip("/") or "/"
             query = parse_qs(url.query)
+            if server.opts.stall and re.search(server.opts.stall, f"{method} {path}"):
+                time.sleep(60)  # a hung server: the client must give up on its own
+                return
             try:
                 body = self._body() if method in ("POST", "PATCH", "DELETE") else None
                 with server.lock:
@@ -407,6 +410,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--session-start-s", type=float, default=1.2,
                    help="how long session start stays IN_PROGRESS")
     p.add_argument("--session-stop-s", type=float, default=0.0)
+    p.add_argument("--stall", default=None, metavar="REGEX",
+                   help="never answer requests whose 'METHOD /path' matches (a hung server)")
     p.add_argument("--assign-ports-s", type=float, default=1.2,
                    help="how long assignPorts stays IN_PROGRESS before links come up")
     return p.parse_args(argv)
