@@ -21,6 +21,7 @@ address; passwords and API keys are scrubbed from everything the plugin logs or 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from importlib import metadata
 from typing import Any, ClassVar, Mapping, Sequence
@@ -71,6 +72,7 @@ class IxNet(TrafficGenerator):
         self._item: ixtraffic.TrafficItem | None = None
         self._profile: TrafficProfile | None = None
         self._latency_on: bool | None = None
+        self._server: dict[str, str] = {}  # build and platform, kept for version() after stop
 
     # ------------------------------------------------------------------ helpers
 
@@ -105,12 +107,9 @@ class IxNet(TrafficGenerator):
                                         "set trafficgen.ixnet.ports, e.g. ['10.0.0.5;1;1', '10.0.0.5;1;2']"))
         for key in ("password_env", "api_key_env"):
             var = cfg.get(key)
-            if var:
-                import os
-
-                if not os.environ.get(var):
-                    missing.append(Prerequisite(f"environment variable {var}",
-                                                f"export {var}=... (named by trafficgen.ixnet.{key})"))
+            if var and not os.environ.get(var):
+                missing.append(Prerequisite(f"environment variable {var}",
+                                            f"export {var}=... (named by trafficgen.ixnet.{key})"))
         return missing
 
     def capabilities(self) -> GeneratorCapabilities:
@@ -132,9 +131,7 @@ class IxNet(TrafficGenerator):
             out["ixnetwork_restpy"] = metadata.version("ixnetwork-restpy")
         except metadata.PackageNotFoundError:
             pass
-        if self._conn is not None:
-            out["ixnetwork"] = self._conn.build_number or "debug build"
-            out["ixnetwork_platform"] = self._conn.platform
+        out.update(self._server)
         return out
 
     def start(self) -> None:
@@ -165,6 +162,8 @@ class IxNet(TrafficGenerator):
                 link_up_timeout_s=float(cfg["link_up_timeout_s"]),
                 poll_interval_s=float(cfg["poll_interval_s"]), address=self.address,
                 redact=self._redact, on_vports_created=self._vports_created)
+            self._server = {"ixnetwork": self._conn.build_number or "debug build",
+                            "ixnetwork_platform": self._conn.platform}
             with self._call("read port speeds"):
                 self._port_names = [str(v.Name) for v in self._vports]
                 self._link_bps = [float(v.ActualSpeed) * 1e6 if v.ActualSpeed else None
@@ -194,6 +193,9 @@ class IxNet(TrafficGenerator):
         sessions, self._sessions = self._sessions, None
         self._conn = None
         self._item = None
+        self._profile = None
+        self._latency_on = None
+        self._vports = []
         ixsession.remove_session(sessions, self.address, self._redact)
 
     def stop(self) -> None:
