@@ -156,11 +156,16 @@ def trafgen_blast(testbed: Testbed, cfg: Path, count: int, tx: int = 0, rx: int 
     fast as it can or at ``rate_pps``, and count what the kernel received on link ``rx``.
     Elapsed time is trafgen's run."""
     tx_if, rx_if = testbed.links[tx].tg_iface, testbed.links[rx].tg_iface
+    # trafgen pins its i-th process to CPU i whatever the inherited affinity (taskset is
+    # ignored); a packet block prefixed cpu(N): with N+1 processes runs on CPU N only.
+    pinned = cfg.with_name(f"{cfg.stem}.cpu{cpu}{cfg.suffix}")
+    pinned.write_text(f"cpu({cpu}): " + cfg.read_text())
     before = link_stats(testbed.tg_netns, rx_if)["rx"]["packets"]
     t0 = time.monotonic()
     subprocess.run(
-        ["ip", "netns", "exec", testbed.tg_netns, "taskset", "-c", str(cpu), "trafgen",
-         "--dev", tx_if, "--conf", str(cfg), "--cpus", "1", "--no-sock-mem", "--no-cpu-stats", "-n", str(count),
+        ["ip", "netns", "exec", testbed.tg_netns, "trafgen",
+         "--dev", tx_if, "--conf", str(pinned), "--cpus", str(cpu + 1), "--no-sock-mem", "--no-cpu-stats",
+         "-n", str(count),
          *(["--rate", f"{rate_pps}pps"] if rate_pps else [])],
         check=True, capture_output=True, timeout=300,
     )
