@@ -23,7 +23,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from vsbench.interfaces.traffic import GeneratorPort, MAX_FRAME_SIZE_BYTES, FCS_BYTES
+from vsbench.interfaces.traffic import GeneratorPort
 from vsbench.system import naming
 from vsbench.system.commands import run, which
 from vsbench.system.netlink import NetlinkError, netns_exists, open_netns
@@ -36,9 +36,9 @@ DUT_ROLE = "dut"
 #: Interface-name role of DUT ports (``vsb<run>d<i>``), kept short for the 15-char limit.
 DUT_IFACE_ROLE = "d"
 
-#: L3 MTU that lets the largest supported frame (9216 B incl. FCS, untagged) through; a
-#: veth also accepts a VLAN tag on top of its MTU.
-DEFAULT_MTU_BYTES = MAX_FRAME_SIZE_BYTES - FCS_BYTES - 14
+#: L3 MTU that lets the largest frame vsbench sends (9216 B incl. the 4 B FCS, untagged)
+#: through: 9216 - 4 - 14. A veth also accepts a VLAN tag on top of its MTU.
+DEFAULT_MTU_BYTES = 9198
 
 IFF_UP = 0x1
 IFF_NOARP = 0x80

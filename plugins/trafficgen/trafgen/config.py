@@ -1,0 +1,102 @@
+"""The trafgen packet configuration of one direction, written from a scapy template.
+
+Every constant header field is copied from the template; every varying field gets a
+trafgen runtime counter ``dinc(min, max)`` whose ``min`` is the field's value in the
+template (flow 0) and whose range is the field's period in the :class:`FlowPlan`. trafgen
+recomputes the IPv4 and UDP checksums whenever a counter changed a field, so every frame on
+the wire has valid checksums (the unit tests check that against scapy).
+
+trafgen counts over at most the last 4 bytes of a field and writes 0 into the bytes before
+them, so a varying MAC address is written twice: first its full value, then the counter
+(``sa=02:00:00:00:00:01, sa=dinc(1, 1000)``), which keeps the first two bytes.
+
+One ``cpu(N): { ... }`` block per CPU the direction runs on: trafgen forks one worker per
+CPU up to the highest listed, and pins worker N to CPU N; a worker without a block exits at
+once. Each worker walks the whole flow set on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Dot1Q, Ether
+
+from vsbench_plugins.trafficgen.trafgen.flows import FlowPlan, base_value
+from vsbench_plugins.trafficgen.trafgen.frames import Template
+
+from vsbench.interfaces.traffic import FlowFields
+
+
+def _counter(fields: FlowFields, plan: FlowPlan, name: str) -> str:
+    """``, <field>=dinc(min, max)`` when ``name`` varies under ``plan``, else ``""``."""
+    period = plan.period(name)
+    if period <= 1:
+        return ""
+    start = base_value(fields, name)
+    key = {"src_ip": "sa", "dst_ip": "da", "src_mac": "sa", "dst_mac": "da",
+           "src_port": "sp", "dst_port": "dp"}[name]
+    return f", {key}=dinc({start}, {start + period - 1})"
+
+
+def _payload(data: bytes) -> str:
+    """The payload as trafgen bytes, runs of one value folded into ``fill()``."""
+    parts = []
+    i = 0
+    while i < len(data):
+        j = i
+        while j < len(data) and data[j] == data[i]:
+            j += 1
+        run = j - i
+        if run >= 4:
+            parts.append(f"fill(0x{data[i]:02x}, {run})")
+        else:
+            parts.extend(f"0x{b:02x}" for b in data[i:j])
+        i = j
+    return ", ".join(parts)
+
+
+def packet_body(template: Template, fields: FlowFields, plan: FlowPlan) -> str:
+    """The header and payload functions of one packet (without braces)."""
+    pkt = Ether(template.data)
+    eth = pkt[Ether]
+    lines = [
+        f"eth(da={eth.dst}{_counter(fields, plan, 'dst_mac')}, "
+        f"sa={eth.src}{_counter(fields, plan, 'src_mac')})"
+    ]
+    if Dot1Q in pkt:
+        tag = pkt[Dot1Q]
+        lines.append(f"vlan(id={tag.vlan}, pcp={tag.prio}, dei={tag.dei}, 1q)")
+    ip = pkt[IP]
+    if ip.ihl != 5:
+        raise ValueError("templates carry no IP options")
+    flags = ""
+    if int(ip.flags) & 0x2:
+        flags += ", df"
+    if int(ip.flags) & 0x1:
+        flags += ", mf"
+    lines.append(
+        f"ipv4(ver=4, ihl=5, tos={ip.tos}, id={ip.id}, ttl={ip.ttl}, frag={ip.frag}{flags}, "
+        f"prot={ip.proto}, sa={ip.src}{_counter(fields, plan, 'src_ip')}, "
+        f"da={ip.dst}{_counter(fields, plan, 'dst_ip')})"
+    )
+    udp = pkt[UDP]
+    lines.append(
+        f"udp(sp={udp.sport}{_counter(fields, plan, 'src_port')}, "
+        f"dp={udp.dport}{_counter(fields, plan, 'dst_port')})"
+    )
+    payload = bytes(udp.payload)
+    if payload:
+        lines.append(_payload(payload))
+    return ",\n  ".join(lines)
+
+
+def render(template: Template, fields: FlowFields, plan: FlowPlan, cpus: Sequence[int] | None,
+           comment: str = "") -> str:
+    """A complete trafgen configuration: one block per CPU (or one unpinned block)."""
+    body = packet_body(template, fields, plan)
+    head = "".join(f"# {line}\n" for line in comment.splitlines()) if comment else ""
+    if not cpus:
+        return f"{head}{{\n  {body}\n}}\n"
+    blocks = [f"cpu({cpu}): {{\n  {body}\n}}\n" for cpu in cpus]
+    return head + "".join(blocks)

@@ -1,0 +1,97 @@
+"""Frame templates built with scapy: the bytes every bulk frame and probe starts from.
+
+A template is Ether / [Dot1Q] / IPv4 / UDP / payload, exactly ``frame_size - 4`` bytes long
+(software writes no FCS). Header fields the profile does not set are fixed here, once, so
+the trafgen configuration (which copies them from the template) and the tests (which
+compare trafgen's output with these templates) agree byte for byte: TTL 64, IP id 0, no
+IP options, DSCP 0, UDP checksum computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
+
+from vsbench.interfaces.traffic import FCS_BYTES, FlowFields
+
+ETH_HEADER_BYTES = 14
+VLAN_TAG_BYTES = 4
+IPV4_HEADER_BYTES = 20
+UDP_HEADER_BYTES = 8
+IP_TTL = 64
+IP_ID = 0
+
+
+class FrameError(ValueError):
+    """A frame cannot be built as asked; one line for the user."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """One frame's bytes and where its IPv4 header starts."""
+
+    data: bytes
+    ip_offset: int
+
+    @property
+    def payload_offset(self) -> int:
+        return self.ip_offset + IPV4_HEADER_BYTES + UDP_HEADER_BYTES
+
+    @property
+    def packet(self) -> Ether:
+        return Ether(self.data)
+
+
+def header_bytes(fields: FlowFields) -> int:
+    """Bytes of all headers before the UDP payload."""
+    vlan = VLAN_TAG_BYTES if fields.vlan_id is not None else 0
+    return ETH_HEADER_BYTES + vlan + IPV4_HEADER_BYTES + UDP_HEADER_BYTES
+
+
+def min_frame_size(fields: FlowFields, payload_bytes: int = 0) -> int:
+    """Smallest frame size (incl. FCS) that holds the headers and ``payload_bytes``."""
+    return header_bytes(fields) + payload_bytes + FCS_BYTES
+
+
+def check_fields(fields: FlowFields) -> None:
+    if fields.l4_proto.lower() != "udp":
+        raise FrameError(f"trafgen sends UDP bulk traffic; l4_proto {fields.l4_proto!r} is not supported")
+    if fields.vlan_id is not None and not 0 <= int(fields.vlan_id) <= 4095:
+        raise FrameError(f"vlan_id must be 0..4095, got {fields.vlan_id}")
+    if not 0 <= int(fields.vlan_pcp) <= 7:
+        raise FrameError(f"vlan_pcp must be 0..7, got {fields.vlan_pcp}")
+    for name in ("src_port", "dst_port"):
+        if not 0 <= int(getattr(fields, name)) <= 65535:
+            raise FrameError(f"{name} must be 0..65535, got {getattr(fields, name)}")
+
+
+def build_template(fields: FlowFields, frame_size_bytes: int, payload: bytes = b"") -> Template:
+    """The frame of ``fields`` at ``frame_size_bytes`` (incl. FCS), payload zero-padded."""
+    check_fields(fields)
+    wire_len = frame_size_bytes - FCS_BYTES
+    room = wire_len - header_bytes(fields)
+    if room < len(payload):
+        raise FrameError(
+            f"a {frame_size_bytes} B frame is too small: it needs at least "
+            f"{min_frame_size(fields, len(payload))} B with these headers"
+        )
+    eth = Ether(src=fields.src_mac, dst=fields.dst_mac)
+    if fields.vlan_id is not None:
+        l2 = eth / Dot1Q(vlan=int(fields.vlan_id), prio=int(fields.vlan_pcp))
+        ip_offset = ETH_HEADER_BYTES + VLAN_TAG_BYTES
+    else:
+        l2 = eth
+        ip_offset = ETH_HEADER_BYTES
+    pkt = (
+        l2
+        / IP(src=fields.src_ip, dst=fields.dst_ip, ttl=IP_TTL, id=IP_ID, flags=0, tos=0)
+        / UDP(sport=int(fields.src_port), dport=int(fields.dst_port))
+        / Raw(payload + bytes(room - len(payload)))
+    )
+    data = bytes(pkt)
+    if len(data) != wire_len:  # pragma: no cover - scapy would have to change its layout
+        raise FrameError(f"built a {len(data)} B frame instead of {wire_len} B")
+    return Template(data, ip_offset)

@@ -1,0 +1,69 @@
+"""Settings of the trafgen plugin (``trafficgen.trafgen`` in the configuration).
+
+Defaults live in ``conf/30_trafficgen_trafgen.yaml``; :data:`DEFAULTS` repeats them so a
+plugin built with a partial section (tests, a vendor's runner) behaves the same, and a unit
+test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+DEFAULTS: dict[str, Any] = {
+    "binary": "trafgen",
+    "cpus": [0],
+    "tx_path": "ring",
+    "shaper_burst_s": 0.002,
+    "max_rate_fps": 1000000,
+    "max_flows": 16777216,
+    "probe_rate_fps": None,
+    "drain_s": None,
+    "startup_allowance_s": 3.0,
+    "rate_tolerance": 0.001,
+    "python": None,
+}
+
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "trafficgen.trafgen settings",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "binary": {"type": "string", "minLength": 1,
+                   "description": "the trafgen executable (name on PATH or full path)"},
+        "cpus": {"type": "array", "minItems": 1, "uniqueItems": True,
+                 "items": {"type": "integer", "minimum": 0, "maximum": 1023},
+                 "description": "CPUs trafgen's workers are pinned to; a bidirectional trial "
+                                "splits them between its two directions (both share one CPU "
+                                "when only one is given)"},
+        "tx_path": {"enum": ["ring", "sendto"],
+                    "description": "ring: TX_RING (trafgen's fast path); sendto: one sendto() per frame"},
+        "shaper_burst_s": {**_POSITIVE, "maximum": 1.0,
+                           "description": "depth of the tbf bucket, in seconds of traffic at the trial rate"},
+        "max_rate_fps": {"type": ["number", "null"], "exclusiveMinimum": 0,
+                         "description": "aggregate rate the search may ask for; measured with "
+                                        "tools/bench/trafgen_capacity.py; null: unknown"},
+        "max_flows": {"type": "integer", "minimum": 1, "maximum": 4294967296,
+                      "description": "largest flow count accepted"},
+        "probe_rate_fps": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000,
+                           "description": "latency probes per second; null: latency.probe_rate_fps"},
+        "drain_s": {"type": ["number", "null"], "minimum": 0,
+                    "description": "wait after TX ends before reading counters; null: traffic.drain_s"},
+        "startup_allowance_s": {**_POSITIVE,
+                                "description": "time trafgen may take to start before a trial is cut"},
+        "rate_tolerance": {"type": "number", "minimum": 0, "maximum": 0.5,
+                           "description": "a trial that took longer than duration x (1 + this) "
+                                          "to send is marked invalid (generator too slow)"},
+        "python": {"type": ["string", "null"],
+                   "description": "interpreter for the probe helper; null: the one running vsbench"},
+    },
+}
+
+
+def resolve(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``settings`` over :data:`DEFAULTS`."""
+    merged = dict(DEFAULTS)
+    merged.update({k: v for k, v in (settings or {}).items()})
+    return merged

@@ -1,0 +1,65 @@
+"""The rate of a trial: a tbf qdisc on the generator port's egress.
+
+trafgen hands frames to the kernel as fast as it can (qdisc path, exact frame count); the
+token bucket releases them at the trial rate. The socket's send buffer holds back trafgen
+when the bucket is empty, so the queue never overflows (``limit`` is far above what a
+default send buffer can hold in flight) and nothing is dropped by the shaper.
+
+The bucket depth (``burst``) is a few milliseconds of traffic: deep enough that a late
+hrtimer or a descheduled sender does not lose rate (credit beyond the bucket is lost), small
+enough that the first burst and catch-ups stay short. tbf counts bytes of the frame as the
+kernel sees it (no FCS), so rate = frames/s x (frame size - 4) x 8.
+"""
+
+from __future__ import annotations
+
+import time
+
+from vsbench.interfaces.traffic import FCS_BYTES
+from vsbench.system.netlink import LinkCounterReader
+
+#: Queue limit (bytes) far above what trafgen can have in flight with a default sndbuf.
+LIMIT_BYTES = 32 << 20
+#: The bucket holds at least this many frames.
+MIN_BURST_FRAMES = 16
+
+
+def tbf_rate_bits(rate_fps: float, frame_size_bytes: int) -> int:
+    return max(8, int(round(rate_fps * (frame_size_bytes - FCS_BYTES) * 8)))
+
+
+def tbf_burst_bytes(rate_fps: float, frame_size_bytes: int, burst_s: float) -> int:
+    wire = frame_size_bytes - FCS_BYTES
+    return max(int(rate_fps * burst_s * wire), MIN_BURST_FRAMES * wire, 2 * 1518)
+
+
+def tbf_argv(iface: str, rate_fps: float, frame_size_bytes: int, burst_s: float) -> list[str]:
+    """``tc`` argv that sets (or replaces) the shaper of ``iface`` for ``rate_fps`` frames/s."""
+    if rate_fps <= 0:
+        raise ValueError("the shaper needs a positive rate")
+    return [
+        "tc", "qdisc", "replace", "dev", iface, "root", "tbf",
+        "rate", f"{tbf_rate_bits(rate_fps, frame_size_bytes)}bit",
+        "burst", str(tbf_burst_bytes(rate_fps, frame_size_bytes, burst_s)),
+        "limit", str(LIMIT_BYTES),
+    ]
+
+
+def remove_argv(iface: str) -> list[str]:
+    return ["tc", "qdisc", "del", "dev", iface, "root"]
+
+
+def wait_empty(reader: LinkCounterReader, iface: str, timeout_s: float, poll_s: float = 0.001) -> float:
+    """Wait until nothing is queued in ``iface``'s shaper; return how long that took.
+
+    Raises TimeoutError if frames are still queued after ``timeout_s``.
+    """
+    start = time.monotonic()
+    while True:
+        backlog = reader.backlog(iface)
+        now = time.monotonic()
+        if backlog.packets == 0:
+            return now - start
+        if now - start >= timeout_s:
+            raise TimeoutError(f"{backlog.packets} frames still queued on {iface} after {timeout_s:g} s")
+        time.sleep(poll_s)

@@ -1,0 +1,164 @@
+"""trafgen plugin parts without a testbed: command line, exit summary, shaper, probes,
+settings, CPU split, testbed addressing."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from vsbench.interfaces.traffic import FlowFields
+from vsbench.system import testbed
+from vsbench_plugins.trafficgen import trafgen_probe
+from vsbench_plugins.trafficgen.trafgen import frames, process, shaper
+from vsbench_plugins.trafficgen.trafgen.plugin import Trafgen, split_cpus
+from vsbench_plugins.trafficgen.trafgen.settings import DEFAULTS, SETTINGS_SCHEMA
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SUMMARY = """     1 packets to schedule
+    60 bytes in total
+Running! Hang up with ^C!
+
+
+     2000000 packets outgoing
+   120000000 bytes outgoing
+           2 sec, 19010 usec on CPU0 (0 packets)
+           1 sec, 998032 usec on CPU1 (2000000 packets)
+"""
+
+
+def test_argv_is_paced_by_the_kernel_and_leaves_the_host_alone():
+    argv = process.trafgen_argv("/usr/sbin/trafgen", "vsbabcdeftg0", "/w/a.cfg", 1234, [1])
+    assert argv[0] == "/usr/sbin/trafgen"
+    assert argv[argv.index("--num") + 1] == "1234"
+    assert argv[argv.index("--cpus") + 1] == "2"  # worker 1 pinned to CPU 1
+    for flag in ("--no-sock-mem", "--notouch-irq", "--qdisc-path"):
+        assert flag in argv
+    assert "--rate" not in argv and "--gap" not in argv
+    assert "--gap" in process.trafgen_argv("t", "i", "c", 1, None, tx_path="sendto")
+    assert "--jumbo-support" in process.trafgen_argv("t", "i", "c", 1, None, wire_len_bytes=9212)
+    with pytest.raises(ValueError, match="forever"):
+        process.trafgen_argv("t", "i", "c", 0, None)
+
+
+def test_exit_summary_is_parsed():
+    report = process.parse_report(SUMMARY)
+    assert report.tx_packets == 2_000_000 and report.tx_bytes == 120_000_000
+    assert report.worker_packets == {0: 0, 1: 2_000_000}
+    assert report.send_time_s == pytest.approx(1.998032)  # idle worker 0 does not count
+    assert report.started
+    empty = process.parse_report("")
+    assert empty.tx_packets is None and empty.send_time_s is None and not empty.started
+    assert process.parse_version("trafgen 0.6.8 (Flutternozzle), Git id: (none)") == "0.6.8"
+
+
+def test_shaper_rate_counts_frames_without_fcs():
+    argv = shaper.tbf_argv("eth9", 1_000_000, 64, 0.002)
+    assert argv[:7] == ["tc", "qdisc", "replace", "dev", "eth9", "root", "tbf"]
+    assert argv[argv.index("rate") + 1] == f"{1_000_000 * 60 * 8}bit"
+    assert int(argv[argv.index("burst") + 1]) == 2000 * 60  # 2 ms of frames
+    small = shaper.tbf_argv("eth9", 10, 1518, 0.002)
+    assert int(small[small.index("burst") + 1]) >= 2 * 1518  # always room for a full frame
+    with pytest.raises(ValueError):
+        shaper.tbf_argv("eth9", 0, 64, 0.002)
+
+
+@pytest.mark.parametrize("vlan", [None, 7])
+def test_probe_frames_carry_sequence_and_time_with_valid_checksums(vlan):
+    t = frames.build_template(FlowFields(vlan_id=vlan), 64, payload=bytes(14))
+    pf = trafgen_probe.ProbeFrames(t.data, t.ip_offset)
+    for seq, ns in ((0, 1), (41, 1_700_000_000_123_456_789), (0xFFFFFFFF, 2**63 - 1)):
+        data = pf.stamp(seq, ns)
+        assert len(data) == 60
+        assert trafgen_probe.parse_probe(data, t.payload_offset) == (seq, ns)
+        pkt = Ether(data)
+        again = pkt.copy()
+        del again[UDP].chksum
+        assert pkt[UDP].chksum == Ether(bytes(again))[UDP].chksum
+        assert pkt[IP].dst == "10.1.0.1"  # flow 0 of the bulk stream
+    assert trafgen_probe.parse_probe(t.data, t.payload_offset) is None  # bulk is no probe
+
+
+def _run_bpf(program, frame: bytes, pkttype: int) -> int:
+    """A tiny classic-BPF interpreter for the opcodes the probe filter uses."""
+    acc, pc = 0, 0
+    while True:
+        code, jt, jf, k = program[pc]
+        if code == 0x06:
+            return k
+        if code in (0x20, 0x28, 0x30):
+            if k == trafgen_probe._SKF_AD_PKTTYPE:
+                acc = pkttype
+            else:
+                width = {0x20: 4, 0x28: 2, 0x30: 1}[code]
+                if k + width > len(frame):
+                    return 0
+                acc = int.from_bytes(frame[k:k + width], "big")
+            pc += 1
+        elif code == 0x15:
+            pc += 1 + (jt if acc == k else jf)
+        else:  # pragma: no cover
+            raise AssertionError(f"unexpected opcode {code:#x}")
+
+
+def test_receive_filter_accepts_only_incoming_probes():
+    prog = trafgen_probe.probe_filter()
+    t = frames.build_template(FlowFields(), 64, payload=bytes(14))
+    probe = trafgen_probe.ProbeFrames(t.data, t.ip_offset).stamp(3, 5)
+    assert _run_bpf(prog, probe, 0) > 0
+    assert _run_bpf(prog, probe, 4) == 0  # PACKET_OUTGOING
+    assert _run_bpf(prog, t.data, 0) == 0  # bulk frame
+    assert _run_bpf(prog, b"\x00" * 10, 0) == 0
+    arp = bytes(12) + b"\x08\x06" + bytes(46)
+    assert _run_bpf(prog, arp, 0) == 0
+    for insn in prog:  # every packed instruction fits struct sock_filter
+        struct.pack("HBBI", *insn)
+
+
+def test_yaml_defaults_equal_code_defaults_and_pass_the_schema():
+    data = yaml.safe_load((ROOT / "conf" / "30_trafficgen_trafgen.yaml").read_text())
+    section = data["trafficgen"]["trafgen"]
+    assert section == DEFAULTS
+    jsonschema.validate(section, SETTINGS_SCHEMA)
+    assert Trafgen.settings_schema is SETTINGS_SCHEMA
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**section, "cpu": [0]}, SETTINGS_SCHEMA)  # a typo is an error
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**section, "tx_path": "fast"}, SETTINGS_SCHEMA)
+
+
+def test_cpu_split_between_directions():
+    assert split_cpus([0], 1) == [(0,)]
+    assert split_cpus([0], 2) == [(0,), (0,)]
+    assert split_cpus([0, 1], 2) == [(0,), (1,)]
+    assert split_cpus([0, 1, 2, 3], 2) == [(0, 2), (1, 3)]
+    assert split_cpus([2, 3], 1) == [(2, 3)]
+
+
+def test_testbed_addresses_are_deterministic_and_local():
+    mac = testbed.port_mac("a1b2c3", testbed.TG_ROLE, 1)
+    assert mac == "02:a1:b2:c3:01:01"
+    assert int(mac[:2], 16) & 0x02 and not int(mac[:2], 16) & 0x01  # local, unicast
+    assert testbed.port_mac("a1b2c3", testbed.DUT_ROLE, 0) == "02:a1:b2:c3:02:00"
+    assert testbed.generator_ip(1) == "198.18.1.1"
+    with pytest.raises(ValueError):
+        testbed.port_mac("xyz", testbed.TG_ROLE, 0)
+
+
+def test_capabilities_come_from_settings():
+    from vsbench.interfaces.plugin import PluginContext
+    from vsbench.system.resources import ResourceStack
+
+    ctx = PluginContext(run_id="abcdef", settings={"max_rate_fps": 123456, "cpus": [1]},
+                        log_dir=Path("/nonexistent"), resources=ResourceStack())
+    gen = Trafgen(ctx)
+    caps = gen.capabilities()
+    assert caps.ports == 2 and caps.latency and caps.per_packet_latency and caps.needs_testbed
+    assert caps.max_rate_fps == 123456 and caps.max_flows == DEFAULTS["max_flows"]
+    assert gen.generator_cpus() == {1}
