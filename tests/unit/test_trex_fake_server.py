@@ -216,3 +216,20 @@ def test_event_seq_is_contiguous_per_session_and_global_snapshots_are_zipped(fak
         assert zipped
     finally:
         sub.close(linger=0)
+
+
+def test_start_above_line_rate_needs_force(raw):
+    raw.sync()
+    h = raw.call("acquire", port_id=1, user="t", session_id=11, force=True)["result"]
+    try:
+        raw.call("add_stream", port_id=1, handler=h, stream_id=1, stream=_stream(20_000_000))
+        start = dict(port_id=1, handler=h, duration=0.05, mul={"type": "raw", "op": "abs", "value": 1.0})
+        err = raw.call("start_traffic", force=False, **start)["error"]
+        assert err["code"] == -32000
+        assert err["specific_err"] == "Expected L1 B/W: '13.44 Gbps' exceeds port line rate: '10 Gbps'"
+        assert "result" in raw.call("start_traffic", force=True, **start)
+        time.sleep(0.1)
+    finally:
+        raw.call("stop_traffic", port_id=1, handler=h)
+        raw.call("remove_all_streams", port_id=1, handler=h)
+        raw.call("release", port_id=1, handler=h)

@@ -92,6 +92,16 @@ def tcp_connections_to(port: int) -> int:
     return count
 
 
+def settle_connections(*ports: int, timeout_s: float = 3.0) -> int:
+    """Connections left to ``ports`` once ZMQ's I/O thread had time to close them."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = sum(tcp_connections_to(p) for p in ports)
+        if left == 0 or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
 # --------------------------------------------------------------------------- connecting
 
 
@@ -120,7 +130,7 @@ def test_major_version_mismatch_is_one_line_naming_both_versions(start_fake, mak
     assert advice in text and f"tcp://127.0.0.1:{fake.sync_port}" in text
     assert owners(fake) == ["", ""]
     stack.close()
-    assert tcp_connections_to(fake.sync_port) == 0
+    assert settle_connections(fake.sync_port, fake.async_port) == 0
 
 
 def test_server_in_astf_mode_is_named(start_fake, make_gen):
@@ -160,8 +170,8 @@ def test_port_owned_by_someone_else(start_fake, make_gen):
 
 def test_unknown_port_id_is_a_config_error(start_fake, make_gen):
     fake = start_fake()
-    gen, _ = make_gen(fake, port_ids=[0, 5])
-    with pytest.raises(PluginError, match=r"no port\(s\) \[5\].*port_ids"):
+    gen, _ = make_gen(fake, ports=[0, 5])
+    with pytest.raises(PluginError, match=r"no port\(s\) \[5\].*ports"):
         gen.start()
 
 
@@ -351,11 +361,7 @@ def test_teardown_releases_ports_and_closes_sockets(start_fake, make_gen):
     assert tcp_connections_to(fake.sync_port) >= 1 and tcp_connections_to(fake.async_port) >= 1
     stack.close()  # what the runner does at the end of a run
     assert owners(fake) == ["", ""]
-    deadline = time.monotonic() + 2
-    while (tcp_connections_to(fake.sync_port) or tcp_connections_to(fake.async_port)) \
-            and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert tcp_connections_to(fake.sync_port) == 0 and tcp_connections_to(fake.async_port) == 0
+    assert settle_connections(fake.sync_port, fake.async_port) == 0
     raw = Raw(fake.sync_port).sync()
     try:
         for port in (0, 1):
@@ -404,3 +410,43 @@ def test_run_trial_needs_configure_and_positive_inputs(start_fake, make_gen):
     gen.configure(TrafficProfile(64), PORTS)
     with pytest.raises(PluginError, match="positive"):
         gen.run_trial(0, 1)
+
+
+# --------------------------------------------------------------------------- line rate
+
+
+def test_probes_fit_into_the_headroom_left_by_the_bulk_load(start_fake, make_gen):
+    fake = start_fake(speed_gbps=1, capacity_fps=10_000_000)
+    gen, _ = make_gen(fake, drain_s=0.05, latency_pps=1000)
+    gen.start()
+    gen.configure(TrafficProfile(1518), PORTS)
+    line = gen.capabilities().max_rate_fps  # both ports, 1 Gb/s each
+    r = gen.run_trial(0.995 * line, 0.5, latency=True)
+    assert r.valid, r.invalid_reason  # bulk exactly as asked
+    probes = r.generator_stats["probes"]
+    assert 300 < probes["rate_pps"] < 1000  # lowered to what the link still carries
+    assert probes["received"] == pytest.approx(probes["rate_pps"] * 2 * 0.5, abs=2)
+    assert "lowered" in r.generator_stats["rate_notes"][0]
+
+
+def test_bulk_at_line_rate_plus_probes_is_forced_and_comes_back_generator_limited(start_fake, make_gen):
+    fake = start_fake(speed_gbps=1, capacity_fps=10_000_000)
+    gen, _ = make_gen(fake, drain_s=0.05, latency_pps=1000)
+    gen.start()
+    gen.configure(TrafficProfile(1518), PORTS)
+    line = gen.capabilities().max_rate_fps
+    r = gen.run_trial(line, 0.5, latency=True)  # TRex would refuse this start without force
+    assert not r.valid and "could not send" in r.invalid_reason
+    assert r.tx_frames < line * 0.5 and r.latency_histogram is not None
+
+
+def test_load_above_line_rate_is_sent_at_line_rate_and_flagged(start_fake, make_gen):
+    fake = start_fake(speed_gbps=1, capacity_fps=10_000_000)
+    gen, _ = make_gen(fake, drain_s=0.05)
+    gen.start()
+    gen.configure(TrafficProfile(64), PORTS)
+    line = gen.capabilities().max_rate_fps
+    r = gen.run_trial(2 * line, 0.3)
+    assert not r.valid
+    assert r.tx_frames == pytest.approx(line * 0.3, rel=1e-3)  # what the links carried
+    assert "Gb/s asked of a 1 Gb/s link" in r.generator_stats["rate_notes"][0]

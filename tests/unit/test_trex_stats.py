@@ -96,4 +96,4 @@ def test_schema_rejects_typos_and_bad_values():
     assert not validator.is_valid({"bulk_counters": "flows"})
     with pytest.raises(ValueError, match="unknown trafficgen.trex setting"):
         TrexSettings.from_mapping({"hots": "x"})
-    assert TrexSettings.from_mapping({"port_ids": [2, 3]}).port_ids == (2, 3)
+    assert TrexSettings.from_mapping({"ports": [2, 3]}).ports == (2, 3)

@@ -27,6 +27,7 @@ from vsbench.interfaces.traffic import (
     FCS_BYTES,
     GeneratorCapabilities,
     GeneratorPort,
+    L1_OVERHEAD_BYTES,
     TrafficProfile,
     TrialResult,
     line_rate_fps,
@@ -44,6 +45,7 @@ API_MINOR = 0  # the lowest 5.x this client needs: the server accepts any client
 PROFILE_ID = "_"
 BULK_STREAM_ID = 1
 LATENCY_STREAM_ID = 2
+LINE_RATE_SLACK = 1.0001  # TRex's own tolerance before it refuses a start without force
 FINISHED_EVENTS = (events.PROFILE_FINISHED_TX, events.PORT_JOB_DONE, events.PORT_STOPPED)
 ACTIVE_STATES = ("TX", "PAUSE", "PCAP_TX")
 _VERSION_RE = re.compile(r"server: '(\d+)\.(\d+)', client: '(\d+)\.(\d+)'")
@@ -109,11 +111,11 @@ class Trex(TrafficGenerator):
     # ------------------------------------------------------------------ contract
 
     def capabilities(self) -> GeneratorCapabilities:
-        ports = len(self.cfg.port_ids)
+        ports = len(self.cfg.ports)
         max_rate = self.cfg.max_rate_fps
         if max_rate is None and self._port_speed_gbps:
             frame = self._profile.frame_size_bytes if self._profile else 64
-            senders = self.cfg.port_ids[: (self._profile.directions if self._profile else ports)]
+            senders = self.cfg.ports[: (self._profile.directions if self._profile else ports)]
             rates = [line_rate_fps(self._port_speed_gbps.get(p, 0.0) * 1e9, frame) for p in senders]
             max_rate = sum(rates) or None
         return GeneratorCapabilities(
@@ -161,7 +163,7 @@ class Trex(TrafficGenerator):
                                                self._session_id)
             self._events.connect(self.cfg.connect_timeout_s)
             self._read_ports()
-            for port in self.cfg.port_ids:
+            for port in self.cfg.ports:
                 self._acquire(port)
             self._reset_ports()
         except PluginError:
@@ -171,7 +173,7 @@ class Trex(TrafficGenerator):
             self.stop()
             raise self._wrap(exc, "connecting") from None
         log.info("connected to TRex %s at %s (ports %s)",
-                 self._server_version.get("version", "?"), self.address, list(self.cfg.port_ids))
+                 self._server_version.get("version", "?"), self.address, list(self.cfg.ports))
 
     def stop(self) -> None:
         for port in list(self._handlers):
@@ -185,15 +187,16 @@ class Trex(TrafficGenerator):
 
     def configure(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> None:
         self._require_started()
-        if len(ports) < profile.directions + (0 if profile.bidirectional else 1):
-            raise self._fail(f"a profile of {profile.directions} direction(s) needs 2 ports, got {len(ports)}")
+        if len(ports) < 2:
+            raise self._fail(f"a profile needs 2 generator ports, got {len(ports)}")
+        # Generator port i is TRex port ``ports[i]`` (the p2p deployment numbers them so).
         by_index = sorted(ports, key=lambda p: p.index)
         gen = [by_index[0].index, by_index[1].index]
         for g in gen:
-            if g >= len(self.cfg.port_ids):
-                raise self._fail(f"generator port {g} has no TRex port id (trafficgen.trex.port_ids "
-                                 f"lists {len(self.cfg.port_ids)})")
-        trex_ports = [self.cfg.port_ids[g] for g in gen]
+            if g >= len(self.cfg.ports):
+                raise self._fail(f"generator port {g} has no TRex port id (trafficgen.trex.ports "
+                                 f"lists {len(self.cfg.ports)})")
+        trex_ports = [self.cfg.ports[g] for g in gen]
         try:
             latency_profile = self._latency_profile(profile)
             directions = []
@@ -233,7 +236,7 @@ class Trex(TrafficGenerator):
             raise self._fail("the TRex ports do not support latency streams (rx caps lack 'latency')")
         t0 = time.monotonic()
         per_dir_pps = load_fps / len(self._directions)
-        latency_pps = self._latency_pps() if latency else None
+        latency_pps, forced, fit_notes = self._fit_rates(per_dir_pps, latency)
         tx_ports = sorted({d.tx_port for d in self._directions})
         try:
             self._load_streams(pps=per_dir_pps, latency_pps=latency_pps)
@@ -241,7 +244,7 @@ class Trex(TrafficGenerator):
             before = self._port_counters()
             self._rpc.batch([("start_traffic", {
                 **self._owned(p), "mul": {"type": "raw", "op": "abs", "value": 1.0},
-                "duration": float(duration_s), "force": False, "start_at_ts": 0.0,
+                "duration": float(duration_s), "force": p in forced, "start_at_ts": 0.0,
             }) for p in tx_ports])
             t_started = time.monotonic()
             t_finished = self._wait_finished(tx_ports, duration_s, t_started)
@@ -255,8 +258,11 @@ class Trex(TrafficGenerator):
         except _EXPECTED as exc:
             self._stop_traffic_quietly(tx_ports)
             raise self._wrap(exc, f"trial at {load_fps:.0f} fps") from None
-        return self._result(load_fps, duration_s, per_dir_pps, latency, before, after,
-                            pgid_stats or {}, t_finished - t_started, time.monotonic() - t0)
+        result = self._result(load_fps, duration_s, per_dir_pps, latency_pps, before, after,
+                              pgid_stats or {}, t_finished - t_started, time.monotonic() - t0)
+        if fit_notes:
+            result.generator_stats["rate_notes"] = fit_notes
+        return result
 
     # ------------------------------------------------------------------ connect helpers
 
@@ -301,15 +307,15 @@ class Trex(TrafficGenerator):
         assert self._rpc is not None
         info = self._rpc.call("get_system_info")
         listed = {int(p["index"]): p for p in (info or {}).get("ports", []) if "index" in p}
-        missing = [p for p in self.cfg.port_ids if p not in listed]
+        missing = [p for p in self.cfg.ports if p not in listed]
         if missing:
             raise self._fail(f"TRex has no port(s) {missing} (it has {sorted(listed)}); "
-                             f"check trafficgen.trex.port_ids")
-        caps = [set((listed[p].get("rx") or {}).get("caps") or []) for p in self.cfg.port_ids]
+                             f"check trafficgen.trex.ports")
+        caps = [set((listed[p].get("rx") or {}).get("caps") or []) for p in self.cfg.ports]
         self._latency_capable = all("latency" in c for c in caps)
         statuses = self._rpc.batch([("get_port_status", {"port_id": p, "profile_id": "*",
-                                                         "block": False}) for p in self.cfg.port_ids])
-        for port, status in zip(self.cfg.port_ids, statuses):
+                                                         "block": False}) for p in self.cfg.ports])
+        for port, status in zip(self.cfg.ports, statuses):
             speed = ((status or {}).get("attr") or {}).get("speed")
             if isinstance(speed, (int, float)) and speed > 0:
                 self._port_speed_gbps[port] = float(speed)
@@ -355,7 +361,7 @@ class Trex(TrafficGenerator):
         """Like the official client's reset(): nothing transmitting, no streams, no service mode."""
         assert self._rpc is not None
         calls: list[tuple[str, dict[str, Any]]] = []
-        for port in self.cfg.port_ids:
+        for port in self.cfg.ports:
             calls += [("stop_traffic", self._owned(port)),
                       ("remove_all_streams", self._owned(port)),
                       ("service", {**self._owned(port), "enabled": False})]
@@ -371,6 +377,42 @@ class Trex(TrafficGenerator):
         TRex's latency signature (the size used is reported in generator_stats)."""
         needed = (streams.header_length(profile) + streams.LATENCY_PAYLOAD_BYTES + FCS_BYTES)
         return replace(profile, flows=1, frame_size_bytes=max(profile.frame_size_bytes, needed))
+
+    def _fit_rates(self, per_dir_pps: float, latency: bool) -> tuple[float | None, set[int], list[str]]:
+        """The probe rate and the ports to start with ``force`` for this trial.
+
+        Without ``force`` TRex refuses a start whose L1 rate exceeds the link by more than
+        0.01 %. Probes go into the headroom the bulk load leaves (fewer probes, bulk exactly
+        as asked); when the bulk alone does not fit, or the headroom holds less than a tenth
+        of the asked probes, the port is started with ``force`` and the link decides: the
+        trial then comes back generator-limited with the frames really sent.
+        """
+        want = self._latency_pps() if latency else None
+        forced: set[int] = set()
+        notes: list[str] = []
+        probe_pps = want
+        for d in self._directions:
+            speed = self._port_speed_gbps.get(d.tx_port, 0.0) * 1e9
+            if speed <= 0:
+                continue  # the server does not know its link speed: nothing to check
+            bulk_l1 = per_dir_pps * (len(d.bulk_packet) + FCS_BYTES + L1_OVERHEAD_BYTES) * 8
+            probe_bits = (len(d.latency_packet) + FCS_BYTES + L1_OVERHEAD_BYTES) * 8
+            if bulk_l1 > speed * LINE_RATE_SLACK:
+                forced.add(d.tx_port)
+                notes.append(f"port {d.tx_port}: {bulk_l1 / 1e9:.4g} Gb/s asked of a "
+                             f"{speed / 1e9:g} Gb/s link")
+                continue
+            if want and bulk_l1 + want * probe_bits > speed * LINE_RATE_SLACK:
+                headroom = (speed - bulk_l1) / probe_bits
+                if headroom >= 0.1 * want:
+                    probe_pps = min(probe_pps or want, float(int(headroom)))
+                    notes.append(f"port {d.tx_port}: probes lowered to {int(headroom)} pps to "
+                                 f"fit the {speed / 1e9:g} Gb/s link")
+                else:
+                    forced.add(d.tx_port)
+                    notes.append(f"port {d.tx_port}: bulk and {want:g} pps probes exceed the "
+                                 f"{speed / 1e9:g} Gb/s link")
+        return probe_pps, forced, notes
 
     def _latency_pps(self) -> float:
         if self.cfg.latency_pps:
@@ -397,7 +439,7 @@ class Trex(TrafficGenerator):
         """Replace every stream on our ports with this trial's set, in one batch."""
         assert self._rpc is not None
         calls: list[tuple[str, dict[str, Any]]] = [
-            ("remove_all_streams", self._owned(p)) for p in self.cfg.port_ids]
+            ("remove_all_streams", self._owned(p)) for p in self.cfg.ports]
         for d in self._directions:
             bulk_fs = (streams.counting_flow_stats(d.bulk_pg_id)
                        if self.cfg.bulk_counters == "pgid" else None)
@@ -416,7 +458,7 @@ class Trex(TrafficGenerator):
 
     def _port_counters(self) -> dict[int, stats.PortCounters]:
         assert self._rpc is not None
-        ports = list(self.cfg.port_ids)
+        ports = list(self.cfg.ports)
         replies = self._rpc.batch([("get_port_stats", {"port_id": p}) for p in ports])
         return {p: stats.PortCounters.from_json(r or {}) for p, r in zip(ports, replies)}
 
@@ -485,10 +527,11 @@ class Trex(TrafficGenerator):
 
     # ------------------------------------------------------------------ results
 
-    def _result(self, load_fps: float, duration_s: float, per_dir_pps: float, latency: bool,
+    def _result(self, load_fps: float, duration_s: float, per_dir_pps: float, latency_pps: float | None,
                 before: dict[int, stats.PortCounters], after: dict[int, stats.PortCounters],
                 pgid_stats: dict[str, Any], tx_time_s: float, wall_s: float) -> TrialResult:
         assert self._profile is not None
+        latency = latency_pps is not None
         delta = {p: after[p] - before[p] for p in after}
         flow = pgid_stats.get("flow_stats") or {}
         lat_section = pgid_stats.get("latency") or {}
@@ -535,7 +578,7 @@ class Trex(TrafficGenerator):
         if latency:
             gen_stats["latency"] = lat_json
             gen_stats["probes"] = {"sent": probes_sent, "received": probes_received,
-                                   "rate_pps": self._latency_pps(),
+                                   "rate_pps": latency_pps,
                                    "frame_size_bytes": self._latency_frame_size}
             gen_stats["latency_errors"] = {
                 key: sum(r.errors_json()[key] for r in records)

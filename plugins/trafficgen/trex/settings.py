@@ -14,7 +14,7 @@ DEFAULTS: dict[str, Any] = {
     "host": "127.0.0.1",
     "sync_port": 4501,
     "async_port": 4500,
-    "port_ids": [0, 1],
+    "ports": [0, 1],
     "user": "vsbench",
     "force_acquire": False,
     "timeout_s": 3.0,
@@ -42,7 +42,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                  "description": "address of the TRex server (t-rex-64 -i)"},
         "sync_port": {**_PORT, "description": "JSON-RPC (ZMQ REQ/REP) port"},
         "async_port": {**_PORT, "description": "event (ZMQ PUB/SUB) port"},
-        "port_ids": {"type": "array", "minItems": 1, "uniqueItems": True,
+        "ports": {"type": "array", "minItems": 1, "uniqueItems": True,
                      "items": {"type": "integer", "minimum": 0, "maximum": 255},
                      "description": "TRex port id for generator port 0, 1, ..."},
         "user": {"type": "string", "minLength": 1, "description": "owner name when acquiring ports"},
@@ -76,7 +76,7 @@ class TrexSettings:
     host: str
     sync_port: int
     async_port: int
-    port_ids: tuple[int, ...]
+    ports: tuple[int, ...]
     user: str
     force_acquire: bool
     timeout_s: float
@@ -96,5 +96,5 @@ class TrexSettings:
         unknown = sorted(set(merged) - set(DEFAULTS))
         if unknown:
             raise ValueError(f"unknown trafficgen.trex setting(s): {', '.join(unknown)}")
-        merged["port_ids"] = tuple(int(p) for p in merged["port_ids"])
+        merged["ports"] = tuple(int(p) for p in merged["ports"])
         return cls(**merged)

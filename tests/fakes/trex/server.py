@@ -704,8 +704,9 @@ class FakeTrexServer:
         return value / 100.0 * line_bps / sum(s.pps * (len(s.packet) + L1_EXTRA) * 8 for s in streams)
 
     def _launch(self, port: Port, factor: float, t0: float, length: float | None) -> None:
-        """Open runs for every enabled stream at ``factor``, capped by line rate and by
-        what the generator can send (``--max-tx-pps``)."""
+        """Open runs for every enabled stream at ``factor``; the link carries at most its
+        line rate (reachable with ``force``) and the generator's cores at most
+        ``--max-tx-pps``, both shared in proportion by the streams."""
         streams = [s for s in port.streams.values() if s.enabled]
         rates = [s.pps * factor for s in streams]
         wire_bps = sum(r * (len(s.packet) + L1_EXTRA) * 8 for r, s in zip(rates, streams))
@@ -744,7 +745,15 @@ class FakeTrexServer:
             raise ExecError("no streams attached to port")
         if port.service:
             raise ExecError("port is in service mode - turn service mode off to start traffic")
-        factor = self._multiplier(port, mul, [s for s in port.streams.values() if s.enabled])
+        streams = [s for s in port.streams.values() if s.enabled]
+        factor = self._multiplier(port, mul, streams)
+        if not force:
+            # trex_stl_port.cpp calculate_effective_factor: 0.01 % slack for float rounding
+            expected_l1 = factor * sum(s.pps * (len(s.packet) + L1_EXTRA) * 8 for s in streams)
+            line_bps = port.speed_gbps * 1e9
+            if expected_l1 / line_bps > 1.0001:
+                raise ExecError(f"Expected L1 B/W: '{expected_l1 / 1e9:g} Gbps' exceeds port line "
+                                f"rate: '{line_bps / 1e9:g} Gbps'")
         now = self.now()
         length = float(duration) if duration > 0 else None
         self._launch(port, factor, now, length)
