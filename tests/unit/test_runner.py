@@ -262,6 +262,14 @@ def test_signal_during_teardown_does_not_cut_it_short(tmp_path, testkit):
     assert_torn_down(testkit, run_dir)
 
 
+def test_a_forked_helper_process_does_not_inherit_the_runs_signal_handling(tmp_path, testkit):
+    plans = make_plans(tmp_path, testkit, params="frame_sizes=[64];trial_duration=1",
+                       gen={"fork_and_terminate_child": True})
+    rc, out = run(plans, testkit)
+    assert rc == 0, out
+    assert_torn_down(testkit, only_run_dir(testkit))
+
+
 CLI_RUN = """
 import sys
 from vsbench.cli.main import main

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import shutil
 import signal
@@ -98,9 +99,16 @@ class SignalGuard:
     def __init__(self) -> None:
         self.received: int | None = None
         self._raise = True
+        self._owner_pid = os.getpid()
         self._previous: dict[int, Any] = {}
 
     def _handler(self, signum: int, _frame: Any) -> None:
+        if os.getpid() != self._owner_pid:
+            # A forked child (pyroute2 enters namespaces through one) inherits this handler
+            # but not the run: it must die as it would have, never unwind our teardown.
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         if self._raise and self.received is None:
             self.received = signum
             self._raise = False
@@ -131,6 +139,7 @@ class SignalGuard:
         if threading.current_thread() is not threading.main_thread():
             log.debug("not the main thread: signal handlers not installed")
             return
+        self._owner_pid = os.getpid()
         for signum in self.SIGNALS:
             self._previous[signum] = signal.signal(signum, self._handler)
 
