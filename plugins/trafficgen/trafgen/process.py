@@ -6,6 +6,9 @@ thousands of frames/s at most here, and below the asked rate). Both also force o
 trafgen therefore runs unpaced with an exact frame count (``-n``) and through the kernel
 qdisc path (``-q``), where a tbf shaper on the port sets the rate (:mod:`.shaper`).
 
+Two ways to hand frames over: ``sendto`` (one blocking ``sendto()`` per frame; a full
+send buffer puts trafgen to sleep) and ``ring`` (trafgen's TX_RING, a busy loop).
+
 Options always given: ``--no-sock-mem`` (trafgen would otherwise rewrite
 ``/proc/sys/net/core/{r,w}mem_*`` for the run), ``--notouch-irq`` (veth has no IRQ and the
 host's IRQ affinities are not ours to change).
@@ -20,6 +23,10 @@ from typing import Sequence
 #: Frames longer than this need trafgen's jumbo ring frames (-J): its default TX_RING slot
 #: is 2048 B including the ring header.
 JUMBO_THRESHOLD_BYTES = 1518
+#: TX_RING size in ring mode. trafgen treats EAGAIN from flushing its ring as fatal, and a
+#: shaped port keeps the socket's send buffer full; a ring this small (64 slots) cannot
+#: have more frames in flight than a default send buffer admits.
+RING_SIZE = "128KiB"
 
 TX_PATHS = ("ring", "sendto")
 
@@ -60,7 +67,9 @@ def trafgen_argv(
         "--qdisc-path",
     ]
     if tx_path == "sendto":
-        argv += ["--gap", "0"]  # the sendto() path, without its per-frame sleep
+        argv += ["--gap", "0"]  # the blocking sendto() path, without its per-frame sleep
+    else:
+        argv += ["--ring-size", RING_SIZE]
     if wire_len_bytes > JUMBO_THRESHOLD_BYTES:
         argv.append("--jumbo-support")
     return argv

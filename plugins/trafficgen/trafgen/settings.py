@@ -12,7 +12,7 @@ from typing import Any, Mapping
 DEFAULTS: dict[str, Any] = {
     "binary": "trafgen",
     "cpus": [0],
-    "tx_path": "ring",
+    "tx_path": "sendto",
     "shaper_burst_s": 0.002,
     "max_rate_fps": 1000000,
     "max_flows": 16777216,
@@ -39,7 +39,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                                 "splits them between its two directions (both share one CPU "
                                 "when only one is given)"},
         "tx_path": {"enum": ["ring", "sendto"],
-                    "description": "ring: TX_RING (trafgen's fast path); sendto: one sendto() per frame"},
+                    "description": "sendto: one blocking sendto() per frame; ring: trafgen's TX_RING (busy loop)"},
         "shaper_burst_s": {**_POSITIVE, "maximum": 1.0,
                            "description": "depth of the tbf bucket, in seconds of traffic at the trial rate"},
         "max_rate_fps": {"type": ["number", "null"], "exclusiveMinimum": 0,
