@@ -8,8 +8,9 @@ and the oversubscription verdict of the placement. Unidirectional: on 2 cores a 
 generator process would share a CPU with the PMD.
 
 Cases: bare veth (trafgen's own ceiling, counted at the DUT end), linux_bridge, ovs_dpdk
-with PMD on CPU 1 / generator on CPU 0 (the default), the mirror placement, and a
-deliberately oversubscribed one (generator on the PMD's CPU).
+with PMD on CPU 1 / generator on CPU 0 (the default), the mirror placement, a
+deliberately oversubscribed one (generator on the PMD's CPU), and the metered reference
+DUT (``dut.meter_pps``) with the ratio of forwarded rate to meter rate.
 
     sudo .venv/bin/python tools/bench/vswitch_p2p_rate.py [--frames 2000000] [--repeat 5]
 
@@ -86,11 +87,12 @@ def run_bridge(args, work):
         report("linux_bridge (gen cpu0)", rows, usage)
 
 
-def run_ovs(args, work, pmd_mask, lcore_mask, gen_cpu):
+def run_ovs(args, work, pmd_mask, lcore_mask, gen_cpu, meter_pps=None):
     run_id = naming.new_run_id()
     with veth_testbed(run_id, 2) as tb, ResourceStack() as stack:
         settings = {"pmd_cpu_mask": pmd_mask, "dpdk_lcore_mask": lcore_mask}
-        sw = OvsDpdk(PluginContext(run_id, settings, work / "logs", stack, dut_netns=tb.dut_netns))
+        sw = OvsDpdk(PluginContext(run_id, settings, work / "logs", stack, dut_netns=tb.dut_netns,
+                                   run_config={"dut": {"meter_pps": meter_pps}}))
         sw.start()
         sw.add_bridge("br0")
         ports = [sw.add_port("br0", PortSpec("physical", f"p{l.index}", iface=l.dut_iface)) for l in tb.links]
@@ -99,13 +101,18 @@ def run_ovs(args, work, pmd_mask, lcore_mask, gen_cpu):
         pid = sw.instance.vswitchd_pid()
         rows, usage = measure(tb, cfg, args.frames, args.repeat, gen_cpu, pids=[pid])
         warnings = cpu.check_oversubscription(sw.busy_poll_cpus(), {gen_cpu}) + cpu.starved_busy_pollers(usage)
-        report(f"ovs_dpdk (pmd {pmd_mask}, lcore {lcore_mask}, gen cpu{gen_cpu})", rows, usage, warnings)
+        meter = f", meter {meter_pps / 1e3:.0f}k" if meter_pps else ""
+        report(f"ovs_dpdk (pmd {pmd_mask}, lcore {lcore_mask}, gen cpu{gen_cpu}{meter})", rows, usage, warnings)
+        if meter_pps:
+            print(f"{'':38s} meter accuracy: rx/meter = {statistics.median(r[1] for r in rows) / meter_pps:.3f}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--meter", type=int, nargs="*", default=[100_000, 250_000],
+                        help="also measure the reference DUT with these dut.meter_pps")
     args = parser.parse_args()
     print(f"{args.frames} frames of 64 B per trial, {args.repeat} trials, medians; "
           f"online CPUs {sorted(cpu.online_cpus())}")
@@ -116,6 +123,8 @@ def main() -> int:
         run_ovs(args, work, "0x2", "0x1", 0)
         run_ovs(args, work, "0x1", "0x2", 1)
         run_ovs(args, work, "0x2", "0x1", 1)
+        for meter_pps in args.meter:
+            run_ovs(args, work, "0x2", "0x1", 0, meter_pps=meter_pps)
     return 0
 
 
