@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Sequence
 
+import zmq
+
 from vsbench.interfaces.plugin import PluginContext, PluginError
 from vsbench.interfaces.traffic import (
     DirectionCounters,
@@ -81,6 +83,7 @@ class Trex(TrafficGenerator):
             self.cfg = TrexSettings.from_mapping(context.settings)
         except (ValueError, TypeError) as exc:
             raise PluginError(f"trex: {exc}") from None
+        self._zmq: zmq.Context | None = None
         self._rpc: RpcClient | None = None
         self._events: events.EventChannel | None = None
         self._handlers: dict[int, str] = {}
@@ -146,13 +149,17 @@ class Trex(TrafficGenerator):
     def start(self) -> None:
         if self._rpc is not None:
             return
-        rpc = RpcClient(self.cfg.host, self.cfg.sync_port, timeout_s=self.cfg.timeout_s,
-                        compress=self.cfg.compress)
+        probe = RpcClient(self.cfg.host, self.cfg.sync_port, timeout_s=self.cfg.timeout_s)
         try:
-            rpc.probe(self.cfg.connect_timeout_s)
+            probe.probe(self.cfg.connect_timeout_s)
         except TrexConnectionError as exc:
             hint = " (is 't-rex-64 -i' running there?)" if "refused" in str(exc) else ""
             raise self._fail(f"cannot connect: {str(exc).replace(self.address + ': ', '')}{hint}") from None
+        # A context of our own: destroying it on stop() returns only once ZMQ's I/O thread
+        # has really closed every connection (socket.close alone is asynchronous).
+        self._zmq = zmq.Context()
+        rpc = RpcClient(self.cfg.host, self.cfg.sync_port, timeout_s=self.cfg.timeout_s,
+                        compress=self.cfg.compress, context=self._zmq)
         rpc.connect()
         self._rpc = rpc
         self.context.resources.register(f"trex connection {self.address}", self.stop)
@@ -160,7 +167,7 @@ class Trex(TrafficGenerator):
             self._sync_api()
             self._server_version = dict(rpc.call("get_version") or {})
             self._events = events.EventChannel(rpc, self.cfg.host, self.cfg.async_port,
-                                               self._session_id)
+                                               self._session_id, context=self._zmq)
             self._events.connect(self.cfg.connect_timeout_s)
             self._read_ports()
             for port in self.cfg.ports:
@@ -184,6 +191,9 @@ class Trex(TrafficGenerator):
         if self._rpc is not None:
             self._rpc.close()
             self._rpc = None
+        if self._zmq is not None:
+            self._zmq.destroy(linger=0)
+            self._zmq = None
 
     def configure(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> None:
         self._require_started()

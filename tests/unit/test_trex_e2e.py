@@ -1,0 +1,89 @@
+"""End to end: ``vsbench --trafficgen trex --vswitch external`` against the fake TRex.
+
+The fake models a DUT of known capacity; the CLI runs in a subprocess exactly as a user
+runs it, with a conf file pointing at the fake, and the throughput it writes to
+results.json must be the modelled capacity within the search's precision.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.fakes.trex.launcher import FakeTrex, REPO_ROOT
+
+CAPACITY_FPS = 1_000_000
+
+
+def vsbench(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vsbench.cli.main", *args], capture_output=True,
+                          text=True, timeout=timeout_s, cwd=REPO_ROOT)
+
+
+@pytest.fixture
+def fake(tmp_path):
+    with FakeTrex(tmp_path / "fake", capacity_fps=CAPACITY_FPS, speed_gbps=1, dut_delay_ms=1,
+                  latency_us=25, latency_spread_us=2) as f:
+        yield f
+
+
+def conf_for(fake: FakeTrex, path: Path) -> Path:
+    path.write_text(yaml.safe_dump({"trafficgen": {"trex": {
+        "host": "127.0.0.1", "sync_port": fake.sync_port, "async_port": fake.async_port,
+        "drain_s": 0.02}}}))
+    return path
+
+
+def test_phy2phy_tput_finds_the_modelled_capacity(fake, tmp_path):
+    results = tmp_path / "results"
+    proc = vsbench("--test", "phy2phy_tput", "--trafficgen", "trex", "--vswitch", "external",
+                   "--conf-file", str(conf_for(fake, tmp_path / "trex.yaml")),
+                   "--results-dir", str(results),
+                   # the testcase asks for 60 s trials over 7 sizes: keep the search, shorten it
+                   "--test-params", "frame_sizes=[64];trial_duration=0.2")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_dir = next(results.iterdir())
+    doc = json.loads((run_dir / "results.json").read_text())
+    test = doc["tests"][0]
+    assert test["trafficgen"] == "trex" and test["status"] == "complete"
+    (fs,) = test["frame_sizes"]
+    (ndr,) = [p for p in fs["points"] if p["name"] == "NDR"]
+    precision = doc.get("config", {}).get("search", {}).get("relative_width", 0.005)
+    assert ndr["lower_bound_fps"] <= CAPACITY_FPS <= ndr["upper_bound_fps"]
+    assert ndr["throughput_fps"] == pytest.approx(CAPACITY_FPS, rel=max(precision, 0.005))
+    assert ndr["loss_ratio"] == 0
+    lat = ndr["latency"]  # measured by TRex in µs, reported in ns
+    assert 15_000 <= lat["avg_ns"] <= 35_000 and lat["samples"] > 0
+    trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
+    assert len(trials) == fs["trial_count"]
+    assert all(t["generator_stats"]["trex_ports"] for t in trials)
+    sysinfo = json.loads((run_dir / "sysinfo.json").read_text())
+    assert "v3.08" in json.dumps(sysinfo)  # the TRex version reached sysinfo.json
+
+
+def test_unreachable_trex_is_one_line_and_non_zero(tmp_path):
+    from tests.fakes.trex.launcher import unused_tcp_port
+
+    port = unused_tcp_port()
+    conf = tmp_path / "trex.yaml"
+    conf.write_text(yaml.safe_dump({"trafficgen": {"trex": {"sync_port": port, "async_port": port + 1}}}))
+    proc = vsbench("--test", "phy2phy_tput", "--trafficgen", "trex", "--vswitch", "external",
+                   "--conf-file", str(conf), "--results-dir", str(tmp_path / "results"),
+                   "--test-params", "frame_sizes=[64];trial_duration=0.2", timeout_s=120)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert f"trex generator at tcp://127.0.0.1:{port}" in proc.stderr + proc.stdout
+    assert "connection refused" in proc.stderr + proc.stdout
+
+
+def test_a_typo_in_the_trex_section_is_a_config_error(tmp_path):
+    conf = tmp_path / "trex.yaml"
+    conf.write_text(yaml.safe_dump({"trafficgen": {"trex": {"sync_prot": 4501}}}))
+    proc = vsbench("--test", "phy2phy_tput", "--trafficgen", "trex", "--vswitch", "external",
+                   "--conf-file", str(conf), "--results-dir", str(tmp_path / "results"), timeout_s=120)
+    assert proc.returncode != 0
+    out = proc.stderr + proc.stdout
+    assert "Traceback" not in out and "sync_prot" in out
