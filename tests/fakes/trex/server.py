@@ -203,7 +203,7 @@ class FakeTrexServer:
         noapi = {"api_sync", "api_sync_v2", "get_version", "ping"}
         owned = {"release", "add_stream", "remove_stream", "remove_all_streams", "start_traffic",
                  "stop_traffic", "pause_traffic", "resume_traffic", "update_traffic", "service",
-                 "set_port_attr"}
+                 "set_port_attr", "set_rx_feature", "remove_rx_filters", "stop_capture_port"}
         for name in dir(self):
             if name.startswith("rpc_"):
                 method = name[4:]
@@ -417,6 +417,15 @@ class FakeTrexServer:
                 "profile_count": 1, "state_profile": {"_": port.state},
                 "attr": port.attr, "rx_info": {}}
 
+    def rpc_get_tpg_status(self, params: dict) -> dict:
+        """Tagged packet groups (TRex >= v2.97); the official client asks before a forced
+        acquire. The fake models none."""
+        if "port_id" in params:
+            self._port(params)
+        else:
+            need(params, "username", "string")
+        return {"enabled": False}
+
     def rpc_get_owner(self, params: dict) -> dict:
         return {"owner": self._port(params).owner}
 
@@ -452,6 +461,33 @@ class FakeTrexServer:
         for key, value in attr.items():
             port.attr[key] = value
         return {}
+
+    def rpc_set_rx_feature(self, params: dict) -> dict:
+        self._port(params)
+        choice(params, "type", ("queue", "server", "capwap_proxy", "latency"))
+        need(params, "enabled", "bool")
+        return {}
+
+    def rpc_remove_rx_filters(self, params: dict) -> dict:
+        self._port(params)
+        self._profile(params)
+        return {}
+
+    def rpc_stop_capture_port(self, params: dict) -> dict:
+        port = self._port(params)
+        if not port.service:
+            raise ExecError("port service mode must be enabled for stop capture port")
+        return {}
+
+    def rpc_capture(self, params: dict) -> Any:
+        """Packet capture: the fake keeps none ('status' lists nothing)."""
+        command = choice(params, "command", ("start", "stop", "status", "fetch", "remove"))
+        if command == "status":
+            return []
+        if command == "start":
+            raise ExecError("packet capture is not modelled by the fake TRex")
+        capture_id = need(params, "capture_id", "uint32")
+        raise ExecError(f"capture ID {capture_id} does not exist")
 
     def rpc_publish_now(self, params: dict) -> dict:
         need(params, "key", "uint32")
