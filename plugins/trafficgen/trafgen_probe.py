@@ -39,7 +39,11 @@ import struct
 import sys
 import time
 
+#: First two bytes of a probe's UDP payload.
 MAGIC = 0x7673  # "vs"
+#: First two bytes of every bulk frame's UDP payload (the rest is zero). With the probe
+#: magic it tells vsbench's frames from anything a DUT emits on its own.
+BULK_MAGIC = 0x7662  # "vb"
 #: magic (2) + sequence (4) + send time (8)
 PROBE_HEADER_BYTES = 14
 
@@ -79,6 +83,22 @@ def probe_filter(payload_offset: int = RX_PAYLOAD_OFFSET) -> list[tuple[int, int
         (_LD_H_ABS, 0, 0, payload_offset),
         (_JEQ_K, 0, 1, MAGIC),
         (_RET_K, 0, 0, 0x40000),
+        (_RET_K, 0, 0, 0),
+    ]
+
+
+def foreign_filter(payload_offset: int = RX_PAYLOAD_OFFSET) -> list[tuple[int, int, int, int]]:
+    """Accept what is neither a bulk frame nor a probe (a DUT's own chatter: IGMP, ARP,
+    BPDUs...); reject vsbench's frames. Used only to count, on sockets never read."""
+    return [
+        (_LD_H_ABS, 0, 0, 12),
+        (_JEQ_K, 0, 5, 0x0800),
+        (_LD_B_ABS, 0, 0, 23),
+        (_JEQ_K, 0, 3, 17),
+        (_LD_H_ABS, 0, 0, payload_offset),
+        (_JEQ_K, 2, 0, BULK_MAGIC),
+        (_JEQ_K, 1, 0, MAGIC),
+        (_RET_K, 0, 0, 64),
         (_RET_K, 0, 0, 0),
     ]
 

@@ -43,6 +43,13 @@ def test_template_has_the_frame_size_minus_fcs_and_valid_checksums(size, vlan):
     assert _checksums_valid(t.data)
 
 
+def test_bulk_frames_carry_the_bulk_magic():
+    t = frames.bulk_template(FlowFields(vlan_id=3), 64)
+    assert t.data[t.payload_offset:t.payload_offset + 2] == b"vb"
+    assert set(t.data[t.payload_offset + 2:]) == {0}
+    assert "0x76, 0x62, fill(0x00, 12)" in config.render(t, FlowFields(vlan_id=3), plan_flows(FlowFields(), 1), None)
+
+
 def test_too_small_frame_and_tcp_are_refused():
     with pytest.raises(frames.FrameError, match="too small"):
         frames.build_template(FlowFields(vlan_id=1), 64, payload=bytes(15))
@@ -93,11 +100,11 @@ def test_trafgen_sends_exactly_the_template_of_each_flow(tmp_path, fields, flows
     plan = plan_flows(fields, flows)
     count = min(2 * flows + 3, 400)  # a full cycle and the wrap where it fits
     for dir_fields, dir_plan in ((fields, plan), (reverse_fields(fields), plan.swapped())):
-        text = config.render(frames.build_template(dir_fields, size), dir_fields, dir_plan, None)
+        text = config.render(frames.bulk_template(dir_fields, size), dir_fields, dir_plan, None)
         sent = _trafgen_frames(tmp_path, text, count)
         assert len(sent) == count
         for k, data in enumerate(sent):
-            expected = frames.build_template(flow_values(dir_fields, dir_plan, k), size).data
+            expected = frames.bulk_template(flow_values(dir_fields, dir_plan, k), size).data
             assert data == expected, f"frame {k} differs"
             assert _checksums_valid(data)
 

@@ -122,6 +122,20 @@ def test_receive_filter_accepts_only_incoming_probes():
         struct.pack("HBBI", *insn)
 
 
+def test_foreign_filter_counts_only_what_vsbench_did_not_send():
+    prog = trafgen_probe.foreign_filter()
+    bulk = frames.bulk_template(FlowFields(), 64).data
+    probe_t = frames.build_template(FlowFields(), 64, payload=bytes(14))
+    probe = trafgen_probe.ProbeFrames(probe_t.data, probe_t.ip_offset).stamp(1, 2)
+    assert _run_bpf(prog, bulk, 0) == 0
+    assert _run_bpf(prog, probe, 0) == 0
+    igmp = bytes(Ether(dst="01:00:5e:00:00:16") / IP(proto=2, dst="224.0.0.22") / (b"\x22" + bytes(15)))
+    arp = bytes(12) + b"\x08\x06" + bytes(46)
+    other_udp = bytes(Ether() / IP() / UDP(dport=53) / bytes(18))
+    for frame in (igmp, arp, other_udp):
+        assert _run_bpf(prog, frame, 0) > 0
+
+
 def test_yaml_defaults_equal_code_defaults_and_pass_the_schema():
     data = yaml.safe_load((ROOT / "conf" / "30_trafficgen_trafgen.yaml").read_text())
     section = data["trafficgen"]["trafgen"]

@@ -16,6 +16,10 @@ from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 
 from vsbench.interfaces.traffic import FCS_BYTES, FlowFields
+from vsbench_plugins.trafficgen.trafgen_probe import BULK_MAGIC, PROBE_HEADER_BYTES
+
+#: UDP payload every bulk frame starts with (then zeros): it marks vsbench's own frames.
+BULK_PAYLOAD = BULK_MAGIC.to_bytes(2, "big")
 
 ETH_HEADER_BYTES = 14
 VLAN_TAG_BYTES = 4
@@ -95,3 +99,10 @@ def build_template(fields: FlowFields, frame_size_bytes: int, payload: bytes = b
     if len(data) != wire_len:  # pragma: no cover - scapy would have to change its layout
         raise FrameError(f"built a {len(data)} B frame instead of {wire_len} B")
     return Template(data, ip_offset)
+
+
+def bulk_template(fields: FlowFields, frame_size_bytes: int) -> Template:
+    """A bulk frame: :data:`BULK_PAYLOAD` then zeros. Refuses a size too small for a probe
+    (the probe stream reuses flow 0's frame), which no frame of 64 B or more is."""
+    build_template(fields, frame_size_bytes, bytes(PROBE_HEADER_BYTES))
+    return build_template(fields, frame_size_bytes, BULK_PAYLOAD)

@@ -14,7 +14,8 @@ One trial, per direction (port 0 -> 1, and 1 -> 0 when bidirectional):
 Frames sent = the sending port's ``tx_packets`` + ``tx_dropped`` delta (a veth counts a frame
 its peer could not take as a TX drop; it left the generator all the same), minus the
 probes sent on that port. Frames received = the peer port's ``rx_packets`` delta minus the
-probes that reached the probe socket. Counters are only read when no traffic flows.
+probes that reached the probe socket, minus frames that are neither (a DUT's own chatter,
+:mod:`.foreign`). Counters are only read when no traffic flows.
 
 A trial trafgen could not send at the asked rate keeps its real counters: it is cut at a
 deadline (fewer frames than intended) or, when it finished late, marked invalid with the
@@ -47,12 +48,11 @@ from vsbench.system.commands import CommandError, ManagedProcess, run, spawn, wh
 from vsbench.system.netlink import LinkCounterReader, LinkCounters, NetlinkError
 
 from vsbench_plugins.trafficgen.trafgen import process, shaper
+from vsbench_plugins.trafficgen.trafgen.foreign import ForeignFrameCounter
 from vsbench_plugins.trafficgen.trafgen.settings import DEFAULTS, SETTINGS_SCHEMA, resolve
 
 log = logging.getLogger(__name__)
 
-#: Bytes of UDP payload a probe needs (see trafgen_probe.PROBE_HEADER_BYTES).
-PROBE_PAYLOAD_BYTES = 14
 DEFAULT_DRAIN_S = 0.5
 DEFAULT_PROBE_RATE_FPS = 1000.0
 
@@ -123,6 +123,7 @@ class Trafgen(TrafficGenerator):
         self._directions: list[_Direction] = []
         self._netns: str | None = None
         self._reader: LinkCounterReader | None = None
+        self._foreign: ForeignFrameCounter | None = None
         self._senders: list[_Sender] = []
         self._probe = None
         self._shaped: set[str] = set()
@@ -199,13 +200,19 @@ class Trafgen(TrafficGenerator):
             except CommandError:
                 pass
         self._shaped.clear()
+        self._close_readers()
+        self._started = False
+
+    def _close_readers(self) -> None:
+        if self._foreign is not None:
+            self._foreign.close()
+            self._foreign = None
         if self._reader is not None:
             try:
                 self._reader.close()
             except Exception:  # noqa: BLE001 - the namespace may be gone already
                 pass
             self._reader = None
-        self._started = False
 
     # -- configuration -------------------------------------------------------------------
 
@@ -231,15 +238,13 @@ class Trafgen(TrafficGenerator):
             raise PluginError(f"trafgen: {profile.flows} flows exceed max_flows {self.cfg['max_flows']}")
         try:
             plan = flows.plan_flows(profile.fields, profile.flows)
-            forward = frames.build_template(profile.fields, profile.frame_size_bytes)
-            frames.build_template(profile.fields, profile.frame_size_bytes, bytes(PROBE_PAYLOAD_BYTES))
+            forward = frames.bulk_template(profile.fields, profile.frame_size_bytes)
         except (flows.FlowPlanError, frames.FrameError, ValueError) as exc:
             raise PluginError(f"trafgen: {exc}") from None
 
         netns = ports[0].netns
         if self._reader is None or self._netns != netns:
-            if self._reader is not None:
-                self._reader.close()
+            self._close_readers()
             try:
                 self._reader = LinkCounterReader(netns)
             except NetlinkError as exc:
@@ -250,6 +255,13 @@ class Trafgen(TrafficGenerator):
                 self._reader.index(p.iface)
         except NetlinkError as exc:
             raise PluginError(f"trafgen: {exc}") from None
+        if self._foreign is not None:
+            self._foreign.close()
+            self._foreign = None
+        try:
+            self._foreign = ForeignFrameCounter(netns, [p.iface for p in ports])
+        except OSError as exc:
+            raise PluginError(f"trafgen: cannot count foreign frames on {ports[0].iface}: {exc}") from None
 
         self._work_dir.mkdir(parents=True, exist_ok=True)
         Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
@@ -259,7 +271,7 @@ class Trafgen(TrafficGenerator):
         if profile.bidirectional:
             rev_fields = flows.reverse_fields(profile.fields)
             specs.append((ports[1], ports[0], rev_fields, plan.swapped(),
-                          frames.build_template(rev_fields, profile.frame_size_bytes)))
+                          frames.bulk_template(rev_fields, profile.frame_size_bytes)))
         directions = []
         for i, (tx, rx, fields, dir_plan, template) in enumerate(specs):
             cfg_path = self._work_dir / f"{tx.iface}.cfg"
@@ -329,6 +341,8 @@ class Trafgen(TrafficGenerator):
         if frames_per_dir > 0:
             for d in self._directions:
                 self._set_shaper(d.tx.iface, per_dir_fps, profile.frame_size_bytes)
+        assert self._foreign is not None
+        self._foreign.read()  # resets the kernel's counts
         before = self._read_counters()
 
         probe_outcome = None
@@ -377,13 +391,14 @@ class Trafgen(TrafficGenerator):
                 self._probe.stop()
                 self._probe = None
         after = self._read_counters()
+        foreign = self._foreign.read()
 
         result_dirs = []
         for d in self._directions:
             tx_delta = after[d.tx.iface] - before[d.tx.iface]
             rx_delta = after[d.rx.iface] - before[d.rx.iface]
             tx_frames = tx_delta.tx_packets + tx_delta.tx_dropped
-            rx_frames = rx_delta.rx_packets
+            rx_frames = rx_delta.rx_packets - foreign.get(d.rx.iface, 0)
             if probe_outcome is not None:
                 if probe_outcome.tx_iface == d.tx.iface:
                     tx_frames -= probe_outcome.sent + probe_outcome.send_failed
@@ -400,6 +415,7 @@ class Trafgen(TrafficGenerator):
                 "send_time_s": send_times.get(d.index),
                 "tx_dropped_by_peer": tx_delta.tx_dropped,
                 "rx_dropped": rx_delta.rx_dropped,
+                "foreign_rx_frames": foreign.get(d.rx.iface, 0),
             })
         if probe_outcome is not None:
             stats["probes"] = probe_outcome.stats

@@ -1,0 +1,72 @@
+"""Frames arriving at generator ports that vsbench did not send, counted per port.
+
+Interface counters count every frame, including what a device under test emits on its
+own: a Linux bridge's IGMP report when it comes up, spanning-tree BPDUs, LLDP. Counted as
+received bulk frames, they would hide real loss (or show more frames received than sent).
+Every bulk frame carries :data:`BULK_MAGIC` and every probe :data:`MAGIC` at the start of
+its UDP payload; a packet socket per generator port, opened inside the generator namespace
+(pyroute2 creates it there and hands it over), accepts only the other frames, and its
+kernel statistics (``PACKET_STATISTICS``, which also count what a full buffer dropped) say
+how many arrived. Bulk frames are rejected by the filter, so counting costs one short
+filter run per frame and no copy.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+from pyroute2.netns import create_socket
+
+from vsbench_plugins.trafficgen.trafgen_probe import (
+    ETH_P_ALL,
+    PACKET_IGNORE_OUTGOING,
+    PACKET_STATISTICS,
+    SOL_PACKET,
+    attach_filter,
+    foreign_filter,
+)
+
+
+class ForeignFrameCounter:
+    """One counting socket per interface in ``ifaces`` inside ``netns``."""
+
+    def __init__(self, netns: str | None, ifaces: list[str]) -> None:
+        self._sockets: dict[str, socket.socket] = {}
+        try:
+            for iface in ifaces:
+                if netns is None:
+                    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+                else:
+                    sock = create_socket(netns, family=socket.AF_PACKET, socket_type=socket.SOCK_RAW,
+                                         proto=0, flags=0)
+                self._sockets[iface] = sock
+                attach_filter(sock, foreign_filter())
+                sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
+                sock.setblocking(False)
+                sock.bind((iface, ETH_P_ALL))
+        except BaseException:
+            self.close()
+            raise
+
+    def _drain(self, sock: socket.socket) -> None:
+        while True:
+            try:
+                sock.recv(64)
+            except (BlockingIOError, InterruptedError):
+                return
+
+    def read(self) -> dict[str, int]:
+        """Foreign frames per interface since the previous read (the kernel resets them)."""
+        counts = {}
+        for iface, sock in self._sockets.items():
+            self._drain(sock)
+            packets, _drops = struct.unpack("II", sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+            counts[iface] = packets
+        return counts
+
+    def close(self) -> None:
+        for sock in self._sockets.values():
+            sock.close()
+        self._sockets = {}
