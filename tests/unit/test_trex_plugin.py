@@ -450,3 +450,29 @@ def test_load_above_line_rate_is_sent_at_line_rate_and_flagged(start_fake, make_
     assert not r.valid
     assert r.tx_frames == pytest.approx(line * 0.3, rel=1e-3)  # what the links carried
     assert "Gb/s asked of a 1 Gb/s link" in r.generator_stats["rate_notes"][0]
+
+
+# --------------------------------------------------------------------------- a busy or lossy server
+
+
+def test_lost_event_falls_back_to_port_state(start_fake, make_gen, caplog):
+    # events 1-2 are the two acquisitions, 3-6 the ports' "started" events of the trial:
+    # losing #4 makes the seq jump while the plugin waits for the end of the trial
+    fake = start_fake(capacity_fps=1_000_000, lose_event=[4])
+    gen, _ = make_gen(fake, drain_s=0.02)
+    gen.start()
+    gen.configure(TrafficProfile(64), PORTS)
+    r = gen.run_trial(100_000, 0.3)
+    assert r.valid and r.tx_frames == r.rx_frames == 30_000
+    assert "events lost" in caplog.text
+    assert r.tx_duration_s < 0.3 + 1.0
+
+
+def test_try_again_and_work_in_progress_are_followed(start_fake, make_gen):
+    fake = start_fake(capacity_fps=1_000_000, busy_on=["api_sync_v2", "acquire"],
+                      wip_on=["get_system_info", "get_pgid_stats"])
+    gen, _ = make_gen(fake, drain_s=0.02)
+    gen.start()
+    gen.configure(TrafficProfile(64), PORTS)
+    r = gen.run_trial(100_000, 0.2, latency=True)
+    assert r.valid and r.tx_frames == 20_000 and r.latency_histogram is not None

@@ -97,3 +97,8 @@ def test_schema_rejects_typos_and_bad_values():
     with pytest.raises(ValueError, match="unknown trafficgen.trex setting"):
         TrexSettings.from_mapping({"hots": "x"})
     assert TrexSettings.from_mapping({"ports": [2, 3]}).ports == (2, 3)
+
+
+def test_seq_zero_restarts_the_count():
+    ev = lambda s: events.ServerEvent(14, {"port_id": 0}, s)  # noqa: E731
+    assert events.check_sequence(41, [ev(0), ev(1)]) == 1

@@ -9,7 +9,6 @@ be contiguous, or events were lost.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
@@ -60,12 +59,13 @@ def check_sequence(last_seq: int | None, events: list[ServerEvent]) -> int | Non
     """Return the new last seq; raise EventSequenceError when a seq is missing.
 
     The first event seen in a session may start anywhere (the queue exists before we
-    look); after that every event must be exactly one more than its predecessor.
+    look); after that every event must be exactly one more than its predecessor. A seq of
+    0 restarts the count (TRex's own client skips the check for it too).
     """
     for ev in events:
         if ev.seq is None:
             continue
-        if last_seq is not None and ev.seq != last_seq + 1:
+        if last_seq is not None and ev.seq != 0 and ev.seq != last_seq + 1:
             raise EventSequenceError(f"event seq jumped from {last_seq} to {ev.seq}")
         last_seq = ev.seq
     return last_seq
@@ -171,6 +171,3 @@ class EventChannel:
             time.sleep(min(timeout_s, POLL_INTERVAL_S))
         return self.fetch()
 
-
-def as_json(event: ServerEvent) -> str:
-    return json.dumps({"type": event.type, "data": event.data, "seq": event.seq})

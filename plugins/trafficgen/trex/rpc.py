@@ -7,9 +7,11 @@ a later "operation cannot be accomplished in current state".
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import socket
+import time
 from typing import Any, Iterable
 
 import zmq
@@ -20,6 +22,7 @@ log = logging.getLogger(__name__)
 
 # Methods the server answers without an api_h (src/rpc-server: TREX_RPC_CMD_NOAPI).
 NO_API_METHODS = frozenset({"api_sync", "api_sync_v2", "get_version", "ping"})
+ASYNC_POLL_S = 0.3
 
 
 class TrexConnectionError(Exception):
@@ -86,10 +89,47 @@ class RpcClient:
         return codec.make_request(method, params, api_h=api_h)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """Invoke one method; raise codec.RpcError on a server error."""
+        """Invoke one method; raise codec.RpcError on a server error.
+
+        A busy server answers -32001 (try again): the request is repeated. A long command
+        answers -32002 (work in progress) with a ticket in ``specific_err``: the result is
+        polled with ``get_async_results``. Both for at most ``max(timeout_s, 3)`` seconds
+        with 0.3 s pauses, as TRex's own client does.
+        """
+        deadline = time.monotonic() + max(self.timeout_s, 3.0)
+        while True:
+            try:
+                return self._call_once(method, params)
+            except codec.RpcError as exc:
+                if exc.code == codec.TRY_AGAIN and time.monotonic() < deadline:
+                    time.sleep(ASYNC_POLL_S)
+                    continue
+                if exc.code == codec.WORK_IN_PROGRESS:
+                    return self._await_ticket(method, exc, deadline)
+                raise
+
+    def _call_once(self, method: str, params: dict[str, Any] | None) -> Any:
         request = self._request(method, params)
         reply = self._exchange(request, method)
         return codec.result_of(request, reply)
+
+    def _await_ticket(self, method: str, wip: codec.RpcError, deadline: float) -> Any:
+        try:
+            ticket = int(str(wip.specific))
+        except ValueError:
+            raise codec.ProtocolError(f"{method}: work in progress without a ticket id") from None
+        while True:
+            if time.monotonic() >= deadline:
+                with contextlib.suppress(codec.RpcError, codec.ProtocolError, TrexConnectionError):
+                    self._call_once("cancel_async_task", {"ticket_id": ticket})
+                raise TrexConnectionError(f"{self.endpoint}: {method} still in progress after "
+                                          f"{max(self.timeout_s, 3.0):g} s (ticket {ticket} cancelled)")
+            time.sleep(ASYNC_POLL_S)
+            try:
+                return self._call_once("get_async_results", {"ticket_id": ticket})
+            except codec.RpcError as exc:
+                if exc.code != codec.WORK_IN_PROGRESS:
+                    raise codec.RpcError(method, exc.code, exc.message, exc.specific) from None
 
     def batch(self, calls: Iterable[tuple[str, dict[str, Any] | None]]) -> list[Any]:
         """Invoke several methods in one message; results in order, first error raises."""

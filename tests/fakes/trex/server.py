@@ -42,6 +42,7 @@ log = logging.getLogger("fake-trex")
 # Error codes (trex_rpc_jsonrpc_v2_parser.cpp)
 E_PARSE, E_INVALID_REQ, E_NOT_FOUND, E_PARAMS, E_INTERNAL, E_EXECUTE = (
     -32700, -32600, -32601, -32602, -32603, -32000)
+E_TRY_AGAIN, E_WIP, E_NO_RESULTS = -32001, -32002, -32003
 
 EV_PORT_STARTED, EV_PORT_STOPPED, EV_PORT_JOB_DONE = 0, 1, 4
 EV_PORT_ACQUIRED, EV_PORT_RELEASED = 5, 6
@@ -57,6 +58,14 @@ class ParamError(Exception):
 
 class ExecError(Exception):
     """-32000 'Failed To Execute Method'."""
+
+
+class CodedError(Exception):
+    """Any other server error: -32001 try again, -32002 work in progress, -32003 no results."""
+
+    def __init__(self, code: int, message: str, specific: str | None = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.specific = code, message, specific
 
 
 # --------------------------------------------------------------------------- params
@@ -194,6 +203,10 @@ class FakeTrexServer:
         self.pending_triggers = 0
         self.stopping = False
         self.requests = 0
+        self.busy_served: set[str] = set()
+        self.tickets: dict[int, dict] = {}
+        self.next_ticket = 1
+        self.events_queued = 0
         self.methods: dict[str, tuple[Callable[[dict], Any], bool, bool]] = {}
         self._register()
 
@@ -262,6 +275,9 @@ class FakeTrexServer:
                 time.sleep(0.05)
             return None
         try:
+            if method in self.args.busy_on and method not in self.busy_served:
+                self.busy_served.add(method)
+                raise CodedError(E_TRY_AGAIN, "Try again later")
             if not isinstance(params, dict):
                 raise ParamError("params must be an object")
             if needs_api:
@@ -272,6 +288,12 @@ class FakeTrexServer:
             if owned:
                 self._verify_ownership(params)
             result = handler(params)
+            if method in self.args.wip_on:
+                ticket, self.next_ticket = self.next_ticket, self.next_ticket + 1
+                self.tickets[ticket] = {"polls_left": 1, "result": result}
+                raise CodedError(E_WIP, "Work in progress", str(ticket))
+        except CodedError as exc:
+            return error(exc.code, exc.message, exc.specific)
         except ParamError as exc:
             return error(E_PARAMS, "Bad paramters for method", str(exc))
         except ExecError as exc:
@@ -317,8 +339,12 @@ class FakeTrexServer:
                                               "ipv4": {"state": "none"}}}
 
     def queue_event(self, ev_type: int, data: dict) -> None:
+        self.events_queued += 1
+        lose_one = self.events_queued in self.args.lose_event
         for session, queue in self.sessions.items():
             seq = self.session_seq[session] = self.session_seq.get(session, 0) + 1
+            if lose_one:
+                continue  # simulates a lost event: this seq never reaches the client
             queue.append({"name": "trex-event", "type": ev_type, "data": data, "seq": seq})
             if len(queue) > EVENT_QUEUE_LIMIT:
                 del queue[0]
@@ -460,6 +486,21 @@ class FakeTrexServer:
         attr = need(params, "attr", "object")
         for key, value in attr.items():
             port.attr[key] = value
+        return {}
+
+    def rpc_get_async_results(self, params: dict) -> Any:
+        ticket = need(params, "ticket_id", "uint64")
+        task = self.tickets.get(ticket)
+        if task is None:
+            raise CodedError(E_NO_RESULTS, "No results for request")
+        if task["polls_left"] > 0:
+            task["polls_left"] -= 1
+            raise CodedError(E_WIP, "Work in progress", str(ticket))
+        del self.tickets[ticket]
+        return task["result"]
+
+    def rpc_cancel_async_task(self, params: dict) -> dict:
+        self.tickets.pop(need(params, "ticket_id", "uint64"), None)
         return {}
 
     def rpc_set_rx_feature(self, params: dict) -> dict:
@@ -892,6 +933,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dup-ratio", type=float, default=0.0)
     ap.add_argument("--hang-on", action="append", default=[], metavar="METHOD",
                     help="never answer this method (simulates a stuck server)")
+    ap.add_argument("--busy-on", action="append", default=[], metavar="METHOD",
+                    help="answer the first call of METHOD with -32001 'Try again later'")
+    ap.add_argument("--wip-on", action="append", default=[], metavar="METHOD",
+                    help="answer METHOD with -32002 'Work in progress' and a ticket for get_async_results")
+    ap.add_argument("--lose-event", action="append", type=int, default=[], metavar="N",
+                    help="drop the N-th queued event (a seq gap on every session)")
     args = ap.parse_args(argv)
     if args.version is None:
         args.version = {4: "v2.86", 5: "v3.08"}.get(args.api_major, f"v{args.api_major}.00")
