@@ -72,8 +72,9 @@ def test_unidirectional_trial_counts_exactly(loopback):
     [d] = r.directions
     assert (d.tx_port, d.rx_port, d.tx_frames, d.rx_frames) == (0, 1, 20_000, 20_000)
     assert r.intended_load_fps == 20_000 and r.intended_duration_s == 1.0
-    # the shaper never sends faster than asked (its bucket starts with 2 ms of credit)
-    assert r.tx_duration_s is not None and r.tx_duration_s > 0.99
+    # the shaper never sends faster than asked; the figure is trafgen's loop plus the queue
+    # drain seen after it exited, so it may fall short by what drained while trafgen exited
+    assert r.tx_duration_s is not None and r.tx_duration_s > 0.95
     if r.valid:
         assert r.tx_duration_s <= 1.001
     assert r.effective_duration_s >= r.tx_duration_s

@@ -19,13 +19,17 @@ probes that reached the probe socket, minus frames that are neither (a DUT's own
 
 A trial trafgen could not send at the asked rate keeps its real counters: it is cut at a
 deadline (fewer frames than intended) or, when it finished late, marked invalid with the
-time it took.
+time it took. ``tx_duration_s`` is trafgen's own sending loop plus the shaper drain seen
+after trafgen exited. When trafgen is the bottleneck the shaper queue is empty and that is
+the sending time; when the shaper sets the pace it may fall a few milliseconds short (what
+drained while trafgen was exiting) -- never long, so a slow generator is never passed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -81,6 +85,8 @@ class _Sender:
     process: ManagedProcess
     log_offset: int
     cut: bool = False
+    exited_at: float | None = None
+    drained_at: float | None = None
 
 
 def split_cpus(cpus: Sequence[int], directions: int) -> list[tuple[int, ...]]:
@@ -326,6 +332,7 @@ class Trafgen(TrafficGenerator):
         if load_fps < 0 or duration_s <= 0:
             raise PluginError(f"trafgen: cannot run {load_fps} fps for {duration_s} s")
         t0 = time.monotonic()
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._trial += 1
         profile = self._profile
         per_dir_fps = load_fps / len(self._directions)
@@ -357,35 +364,33 @@ class Trafgen(TrafficGenerator):
                 self._wait_running()
             if self._probe is not None:
                 self._probe.go()
-            for sender in self._senders:
-                deadline = (t0 + float(self.cfg["startup_allowance_s"])
-                            + duration_s * (1.0 + max(0.05, 10 * float(self.cfg["rate_tolerance"]))) + 1.0)
-                self._wait_sender(sender, deadline)
+            deadline = (t0 + float(self.cfg["startup_allowance_s"])
+                        + duration_s * (1.0 + max(0.05, 10 * float(self.cfg["rate_tolerance"]))) + 1.0)
+            self._wait_senders(deadline)
             for sender in self._senders:
                 d = sender.direction
-                report = process.parse_report(_read_from(d.log_path, sender.log_offset))
+                text = _read_from(d.log_path, sender.log_offset)
+                report = process.parse_report(text)
                 reports[d.index] = report
                 code = sender.process.popen.returncode
                 if code != 0 and not sender.cut:
-                    tail = _read_from(d.log_path, sender.log_offset).strip().splitlines()
+                    tail = text.strip().splitlines()
                     raise PluginError(f"trafgen on {d.tx.iface} failed (exit {code}): "
                                       f"{tail[-1] if tail else 'no output'} (see {d.log_path})")
                 if sender.cut:
                     cut_reasons.append(f"trafgen on {d.tx.iface} had not finished at the deadline "
                                        f"({report.tx_packets} of {sender.frames} frames)")
-                try:
-                    backlog_s = shaper.wait_empty(self._reader, d.tx.iface, timeout_s=10.0)
-                except (TimeoutError, NetlinkError) as exc:
-                    raise PluginError(f"trafgen: {exc}") from None
-                send_time = report.send_time_s
-                send_times[d.index] = None if send_time is None else send_time + backlog_s
-            self._senders = []
+                loop_s = report.send_time_s
+                # trafgen's own clock stops when the last frame is queued; the shaper still
+                # holds up to a send buffer of frames then
+                send_times[d.index] = (None if loop_s is None or sender.drained_at is None
+                                       else loop_s + max(0.0, sender.drained_at - sender.exited_at))
             time.sleep(drain_s)
             if self._probe is not None:
                 probe_outcome = self._probe.finish()
         finally:
             for sender in self._senders:
-                sender.process.stop(grace_s=2.0)
+                sender.process.stop(grace_s=2.0)  # also closes its log file
             self._senders = []
             if self._probe is not None:
                 self._probe.stop()
@@ -420,6 +425,9 @@ class Trafgen(TrafficGenerator):
         if probe_outcome is not None:
             stats["probes"] = probe_outcome.stats
 
+        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # trafgen processes and the probe helper, reaped during this trial
+        stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
         tx_total = sum(c.tx_frames for c in result_dirs)
         rx_total = sum(c.rx_frames for c in result_dirs)
         known = [t for t in send_times.values() if t is not None]
@@ -486,14 +494,38 @@ class Trafgen(TrafficGenerator):
             if pending:
                 time.sleep(0.002)
 
-    def _wait_sender(self, sender: _Sender, deadline: float) -> None:
-        try:
-            sender.process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            sender.cut = True
-            log.warning("trafgen on %s still sending at the deadline; stopping it",
-                        sender.direction.tx.iface)
-            sender.process.stop(grace_s=5.0, sig=signal.SIGTERM)
+    def _wait_senders(self, deadline: float, poll_s: float = 0.001) -> None:
+        """Wait for every trafgen to exit and its shaper queue to empty, noting when.
+
+        A trafgen still running at ``deadline`` is stopped (SIGTERM: it prints its summary);
+        its queued frames still go out and are counted.
+        """
+        assert self._reader is not None
+        pending = list(self._senders)
+        while pending:
+            now = time.monotonic()
+            for sender in list(pending):
+                if sender.exited_at is None:
+                    if sender.process.alive():
+                        if now < deadline:
+                            continue
+                        sender.cut = True
+                        log.warning("trafgen on %s still sending at the deadline; stopping it",
+                                    sender.direction.tx.iface)
+                        sender.process.stop(grace_s=5.0, sig=signal.SIGTERM)
+                    sender.exited_at = time.monotonic()
+                try:
+                    backlog = self._reader.backlog(sender.direction.tx.iface)
+                except NetlinkError as exc:
+                    raise PluginError(f"trafgen: {exc}") from None
+                if backlog.packets == 0:
+                    sender.drained_at = time.monotonic()
+                    pending.remove(sender)
+                elif time.monotonic() - sender.exited_at > 10.0:
+                    raise PluginError(f"trafgen: {backlog.packets} frames still queued on "
+                                      f"{sender.direction.tx.iface} 10 s after trafgen ended")
+            if pending:
+                time.sleep(poll_s)
 
     def _start_probe(self, duration_s: float, drain_s: float):
         from vsbench_plugins.trafficgen.trafgen.probes import ProbeStream

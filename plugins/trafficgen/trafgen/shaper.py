@@ -13,10 +13,7 @@ kernel sees it (no FCS), so rate = frames/s x (frame size - 4) x 8.
 
 from __future__ import annotations
 
-import time
-
 from vsbench.interfaces.traffic import FCS_BYTES
-from vsbench.system.netlink import LinkCounterReader
 
 #: Queue limit (bytes) far above what trafgen can have in flight with a default sndbuf.
 LIMIT_BYTES = 32 << 20
@@ -47,19 +44,3 @@ def tbf_argv(iface: str, rate_fps: float, frame_size_bytes: int, burst_s: float)
 
 def remove_argv(iface: str) -> list[str]:
     return ["tc", "qdisc", "del", "dev", iface, "root"]
-
-
-def wait_empty(reader: LinkCounterReader, iface: str, timeout_s: float, poll_s: float = 0.001) -> float:
-    """Wait until nothing is queued in ``iface``'s shaper; return how long that took.
-
-    Raises TimeoutError if frames are still queued after ``timeout_s``.
-    """
-    start = time.monotonic()
-    while True:
-        backlog = reader.backlog(iface)
-        now = time.monotonic()
-        if backlog.packets == 0:
-            return now - start
-        if now - start >= timeout_s:
-            raise TimeoutError(f"{backlog.packets} frames still queued on {iface} after {timeout_s:g} s")
-        time.sleep(poll_s)

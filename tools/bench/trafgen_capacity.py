@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""What the embedded generator can do on this machine: trafgen on the loopback testbed.
+
+Generator port 0 is wired straight to port 1 (no DUT), so every figure is the generator's
+own limit:
+
+* **max rate** -- the highest aggregate load (64 B by default) at which a trial is valid
+  (trafgen sent >= 99.9 % of the intended frames within duration x 1.001) and nothing was
+  lost, found by bisection; unidirectional and bidirectional; the median of ``--repeats``
+  searches is quoted with the spread;
+* **latency floor** -- one-way delay of the probe stream (kernel TX timestamp in the veth
+  driver to kernel RX timestamp at the peer), median and p99, with no bulk traffic and under
+  bulk traffic at ``--load-share`` of the measured unidirectional maximum; medians over the
+  repeats.
+
+The machine is shared and noisy (2 cores): read the spread, not one run. The load average
+is printed before and after. Needs root and netsniff-ng.
+
+    .venv/bin/python tools/bench/trafgen_capacity.py [--repeats 3] [--duration-s 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from vsbench.interfaces.plugin import PluginContext
+from vsbench.interfaces.traffic import TrafficProfile
+from vsbench.system import naming
+from vsbench.system.commands import which
+from vsbench.system.resources import ResourceStack
+from vsbench.system.testbed import create_loopback_testbed
+
+
+def _loadavg() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 3)[0]
+
+
+def _good(result) -> bool:
+    return result.valid and result.tx_frames >= 0.999 * result.intended_frames and result.rx_frames == result.tx_frames
+
+
+def max_rate(gen, low: float, high: float, duration_s: float, width: float) -> tuple[float, int]:
+    """Bisection for the highest good load in [low, high]; returns (rate, trials)."""
+    trials = 0
+    r = gen.run_trial(low, duration_s)
+    trials += 1
+    if not _good(r):
+        return 0.0, trials
+    while (high - low) / high > width:
+        mid = (low + high) / 2
+        r = gen.run_trial(mid, duration_s)
+        trials += 1
+        if _good(r):
+            low = mid
+        else:
+            high = mid
+    return low, trials
+
+
+def latency(gen, load: float, duration_s: float) -> tuple[float, float, int, int]:
+    r = gen.run_trial(load, duration_s, latency=True)
+    lat = r.probes.latency_ns
+    return float(np.median(lat)), float(np.percentile(lat, 99)), r.probes.sent, len(lat)
+
+
+def _fmt_rate(values: list[float]) -> str:
+    return (f"median {statistics.median(values) / 1e6:.3f} Mfps "
+            f"(min {min(values) / 1e6:.3f}, max {max(values) / 1e6:.3f}, n={len(values)})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frame-size", type=int, default=64)
+    parser.add_argument("--duration-s", type=float, default=2.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--width", type=float, default=0.02, help="relative width of the bisection")
+    parser.add_argument("--high-fps", type=float, default=3e6, help="upper end of the bisection")
+    parser.add_argument("--flows", type=int, default=1)
+    parser.add_argument("--load-share", type=float, default=0.5,
+                        help="bulk load for the loaded latency figure, share of the uni max")
+    parser.add_argument("--tx-path", choices=["sendto", "ring"], default=None)
+    parser.add_argument("--cpus", default=None, help="comma-separated CPUs for trafgen (default: settings)")
+    parser.add_argument("--burst-s", type=float, default=None, help="tbf bucket depth (default: settings)")
+    parser.add_argument("--skip", default="", help="comma-separated: uni,bi,latency")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        print("trafgen_capacity: needs root (network namespaces)", file=sys.stderr)
+        return 2
+    if which("trafgen") is None:
+        print("trafgen_capacity: trafgen missing (apt-get install netsniff-ng)", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING)
+    from vsbench_plugins.trafficgen.trafgen import Trafgen
+
+    settings: dict = {}
+    if args.tx_path:
+        settings["tx_path"] = args.tx_path
+    if args.cpus:
+        settings["cpus"] = [int(c) for c in args.cpus.split(",")]
+    if args.burst_s:
+        settings["shaper_burst_s"] = args.burst_s
+    skip = set(filter(None, args.skip.split(",")))
+
+    print(f"trafgen capacity on the loopback testbed: {args.frame_size} B, {args.flows} flow(s), "
+          f"{args.duration_s:g} s trials, {args.repeats} repeat(s), settings {settings or 'defaults'}")
+    print(f"load average before: {_loadavg()} ({os.cpu_count()} CPUs)")
+    run_id = naming.new_run_id()
+    t0 = time.monotonic()
+    with ResourceStack() as resources, tempfile.TemporaryDirectory() as tmp:
+        tb = create_loopback_testbed(run_id, resources)
+        ctx = PluginContext(run_id=run_id, settings=settings, log_dir=Path(tmp) / "logs",
+                            resources=resources, work_dir=Path(tmp) / "work",
+                            run_config={"traffic": {"drain_s": 0.2}})
+        gen = Trafgen(ctx)
+        gen.start()
+        uni_max: list[float] = []
+        for bidir in (False, True):
+            name = "bi" if bidir else "uni"
+            if name in skip:
+                continue
+            gen.configure(TrafficProfile(frame_size_bytes=args.frame_size, flows=args.flows,
+                                         bidirectional=bidir), tb.generator_ports())
+            rates = []
+            for _ in range(args.repeats):
+                rate, trials = max_rate(gen, 10_000.0, args.high_fps, args.duration_s, args.width)
+                rates.append(rate)
+            if not bidir:
+                uni_max = rates
+            print(f"max rate {'bidirectional (aggregate)' if bidir else 'unidirectional'}: {_fmt_rate(rates)}")
+
+        if "latency" not in skip:
+            gen.configure(TrafficProfile(frame_size_bytes=args.frame_size, flows=args.flows,
+                                         bidirectional=False), tb.generator_ports())
+            loads = [("idle (probes only)", 0.0)]
+            if uni_max:
+                loads.append((f"bulk {args.load_share:.0%} of uni max", args.load_share * statistics.median(uni_max)))
+            for label, load in loads:
+                medians, p99s, lost = [], [], 0
+                for _ in range(args.repeats):
+                    med, p99, sent, got = latency(gen, load, args.duration_s)
+                    medians.append(med)
+                    p99s.append(p99)
+                    lost += sent - got
+                print(f"probe latency {label} ({load / 1e3:.0f} kfps): median {statistics.median(medians) / 1e3:.2f} us "
+                      f"(runs {', '.join(f'{m / 1e3:.2f}' for m in medians)}), "
+                      f"p99 {statistics.median(p99s) / 1e3:.2f} us (runs {', '.join(f'{p / 1e3:.2f}' for p in p99s)}), "
+                      f"probes lost {lost}")
+        gen.stop()
+    print(f"load average after: {_loadavg()}; {time.monotonic() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
