@@ -33,6 +33,9 @@ from typing import Any, Callable
 
 import zmq
 
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
 from tests.fakes.trex import vm as fe
 from tests.fakes.trex import wire
 from tests.fakes.trex.dut import DutModel, LatencyState, Ledger, StreamRun
