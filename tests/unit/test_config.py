@@ -136,3 +136,27 @@ def test_plugin_settings_schema_catches_typos(vendor_distribution, base):
     config = dict(base, vswitch={"name": "vendor_switch", "vendor_switch": {"queus": 2}})
     with pytest.raises(cfg.ConfigError, match=r"vswitch.vendor_switch: \(top level\): unknown key 'queus'"):
         cfg.validate_plugin_settings("vswitch", "vendor_switch", cls, config)
+
+
+def test_secrets_are_redacted_by_schema_and_by_name():
+    class Gen:
+        name = "mygen"
+        settings_schema = {"type": "object", "properties": {
+            "auth": {"type": "object", "properties": {"pin": {"type": "string", "writeOnly": True}}},
+            "host": {"type": "string"},
+        }}
+
+    config = {
+        "trafficgen": {"name": "mygen", "mygen": {"auth": {"pin": "1234"}, "host": "10.0.0.1",
+                                                  "password": "hunter2", "password_env": "GEN_PW",
+                                                  "api_key": None}},
+        "traffic": {"flows": 1},
+    }
+    safe = cfg.redact_secrets(config, {"trafficgen": Gen})
+    section = safe["trafficgen"]["mygen"]
+    assert section["auth"]["pin"] == cfg.REDACTED
+    assert section["password"] == cfg.REDACTED
+    assert section["password_env"] == "GEN_PW"  # the variable's name is not the secret
+    assert section["api_key"] is None
+    assert section["host"] == "10.0.0.1" and safe["traffic"] == {"flows": 1}
+    assert config["trafficgen"]["mygen"]["password"] == "hunter2"  # the input is untouched

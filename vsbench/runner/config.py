@@ -247,3 +247,55 @@ def validate_plugin_settings(kind: str, name: str, plugin_cls: type, config: Map
         return
     section = get_path(config, f"{kind}.{name}", {}) or {}
     validate(section, schema, f"configuration {kind}.{name}")
+
+
+# --------------------------------------------------------------------------- secrets
+
+REDACTED = "<redacted>"
+#: Keys treated as secrets even when a plugin's schema forgets to mark them ``writeOnly``.
+SECRET_KEY_WORDS = ("password", "passwd", "secret", "api_key", "apikey", "token", "private_key")
+
+
+def _secret_paths(schema: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Paths of the properties a JSON schema marks ``writeOnly`` (sensitive values)."""
+    paths = []
+    for key, sub in (schema.get("properties") or {}).items():
+        if not isinstance(sub, Mapping):
+            continue
+        if sub.get("writeOnly"):
+            paths.append(prefix + (key,))
+        paths.extend(_secret_paths(sub, prefix + (key,)))
+    return paths
+
+
+def _looks_secret(key: str) -> bool:
+    lowered = key.lower()
+    if lowered.endswith("_env") or lowered.endswith("_file"):
+        return False  # the *name* of an environment variable or file holding the secret
+    return any(word in lowered for word in SECRET_KEY_WORDS)
+
+
+def _redact_by_name(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        return {k: (REDACTED if _looks_secret(str(k)) and v not in (None, "") else _redact_by_name(v))
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_redact_by_name(v) for v in node]
+    return node
+
+
+def redact_secrets(config: Mapping[str, Any], plugin_classes: Mapping[str, type]) -> dict[str, Any]:
+    """A copy of ``config`` safe to write to disk: every value a plugin's ``settings_schema``
+    marks ``writeOnly``, and every key named like a credential, becomes ``<redacted>``.
+
+    ``plugin_classes`` maps a kind (``trafficgen``...) to the selected plugin class.
+    """
+    out = copy.deepcopy(dict(config))
+    for kind, cls in plugin_classes.items():
+        schema = getattr(cls, "settings_schema", None) or {}
+        name = getattr(cls, "name", "")
+        for path in _secret_paths(schema):
+            dotted = ".".join((kind, name) + path)
+            if get_path(out, dotted) not in (None, ""):
+                set_path(out, dotted, REDACTED)
+    return _redact_by_name(out)

@@ -51,6 +51,7 @@ from vsbench.results.model import FrameSizeResult, RunResults, TestResult, Trial
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
 from vsbench.runner import placement, preflight, traffic_types
+from vsbench.runner.config import redact_secrets
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
 from vsbench.system import cleanup, runstate, sysinfo
@@ -226,7 +227,11 @@ class Run:
     def write_config(self) -> None:
         doc = writers.run_config_document(
             self.run_id,
-            ({"name": p.name, "label": p.label, "variant": p.variant, "config": p.config} for p in self.plans),
+            (
+                {"name": p.name, "label": p.label, "variant": p.variant,
+                 "config": redact_secrets(p.config, checked.classes)}
+                for p, checked in zip(self.plans, self.checked)
+            ),
         )
         writers.write_config_yaml(self.run_dir / "config.yaml", doc)
 
