@@ -331,3 +331,18 @@ def test_cli_run_killed_by_sigkill_keeps_trials_and_is_seen_as_dead(tmp_path, te
     assert run_id not in runstate.live_run_ids(testkit["state"])
     assert (testkit["state"] / run_id).is_dir()
     assert (testkit["markers"] / "switch").exists()  # nobody tore it down: that is cleanup's job
+
+
+def test_recompute_command_confirms_a_run_and_catches_a_tampered_figure(tmp_path, testkit):
+    from vsbench.cli.main import main
+
+    code, out = run(make_plans(tmp_path, testkit), testkit)
+    assert code == 0, out
+    run_dir = only_run_dir(testkit)
+    assert main(["recompute", str(run_dir)]) == 0
+
+    results = json.loads((run_dir / "results.json").read_text())
+    results["tests"][0]["frame_sizes"][0]["points"][0]["throughput_fps"] *= 1.01
+    (run_dir / "results.json").write_text(json.dumps(results))
+    assert main(["recompute", str(run_dir)]) == 1
+    assert main(["recompute", str(tmp_path / "nowhere")]) == 2

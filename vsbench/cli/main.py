@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="vsbench",
         description="Benchmark virtual switches: RFC 2544 throughput, latency and scaling.",
-        epilog="Subcommands: 'vsbench cleanup' removes what a killed run left behind.",
+        epilog="Subcommands: 'vsbench cleanup' removes what a killed run left behind; "
+               "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials.",
     )
     parser.add_argument("--test", action="append", metavar="NAME", default=[],
                         help="testcase to run (repeatable); see --list")
@@ -71,6 +72,35 @@ def build_cleanup_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dry-run", action="store_true", help="only report what would go")
     parser.add_argument("--debug", action="store_true")
     return parser
+
+
+def build_recompute_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vsbench recompute",
+                     description="Recompute every reported figure of a run from trials.jsonl "
+                                 "and config.yaml and report any difference.")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    parser.add_argument("--debug", action="store_true")
+    return parser
+
+
+def run_recompute(argv: Sequence[str], out: Console) -> int:
+    args = build_recompute_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from vsbench.results import recompute
+
+    run_dir: Path = args.run_dir
+    for needed in ("results.json", "config.yaml", "trials.jsonl"):
+        if not (run_dir / needed).is_file():
+            raise UsageError(f"{run_dir}: not a run directory ({needed} missing)")
+    problems = recompute.verify(run_dir)
+    if problems:
+        for problem in problems:
+            out.print(f"MISMATCH {problem}", markup=False, highlight=False, soft_wrap=True)
+        out.print(f"{len(problems)} figure(s) differ from their recomputation", markup=False)
+        return EXIT_FAILED
+    out.print(f"{run_dir}: every reported figure recomputes exactly from trials.jsonl and config.yaml",
+              markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
 
 
 def resolve_plans(args: argparse.Namespace) -> list[TestPlan]:
@@ -143,6 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] == "cleanup":
             return run_cleanup(argv[1:], err)
+        if argv and argv[0] == "recompute":
+            return run_recompute(argv[1:], out)
         return run_main(argv, out, err)
     except (UsageError, cfg.ConfigError, plugins.UnknownPluginError) as exc:
         _error(err, str(exc))
