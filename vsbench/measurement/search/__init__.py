@@ -7,7 +7,9 @@ goal and every trial it ran, in order.
 
 from __future__ import annotations
 
-from .api import Goal, GoalResult, SearchConfig, SearchMode, SearchResult, TrialFn
+from .api import (
+    Goal, GoalResult, RepeatedSearchResult, RepetitionStats, SearchConfig, SearchMode, SearchResult, TrialFn,
+)
 
 
 def search(trial: TrialFn, config: SearchConfig) -> SearchResult:
@@ -21,11 +23,25 @@ def search(trial: TrialFn, config: SearchConfig) -> SearchResult:
 
     from .controller import multi_search
 
+    from .confirm import confirm_bounds
+
     if config.mode in ("binary", "rfc2544", "tst009"):
-        return binary_search(trial, config)
-    if config.mode == "multi":
-        return multi_search(trial, config)
-    raise ValueError(f"unknown search mode {config.mode!r}")
+        result = binary_search(trial, config)
+    elif config.mode == "multi":
+        result = multi_search(trial, config)
+    else:
+        raise ValueError(f"unknown search mode {config.mode!r}")
+    if config.confirm:
+        confirm_bounds(trial, config, result)
+    return result
+
+
+def search_repeated(trial: TrialFn, config: SearchConfig) -> RepeatedSearchResult:
+    """Run :func:`search` ``config.repetitions`` times; per goal median/min/max/CV/unstable."""
+    from .repeat import search_repeated as _repeat
+
+    _check(config)
+    return _repeat(trial, config, search)
 
 
 def _check(config: SearchConfig) -> None:
@@ -52,8 +68,15 @@ def _check(config: SearchConfig) -> None:
         raise ValueError(f"alpha must be in (0, 0.5), got {config.alpha}")
     if config.max_trials_per_load < 1:
         raise ValueError(f"max_trials_per_load must be >= 1, got {config.max_trials_per_load}")
+    if config.repetitions < 1:
+        raise ValueError(f"repetitions must be >= 1, got {config.repetitions}")
+    if config.confirm_retries < 0 or config.invalid_retries < 0 or config.tst009_verifications < 0:
+        raise ValueError("confirm_retries, invalid_retries and tst009_verifications must be >= 0")
     if config.time_budget_s is not None and config.time_budget_s <= 0:
         raise ValueError(f"time_budget_s must be positive, got {config.time_budget_s}")
 
 
-__all__ = ["Goal", "GoalResult", "SearchConfig", "SearchMode", "SearchResult", "TrialFn", "search"]
+__all__ = [
+    "Goal", "GoalResult", "RepeatedSearchResult", "RepetitionStats", "SearchConfig", "SearchMode", "SearchResult",
+    "TrialFn", "search", "search_repeated",
+]

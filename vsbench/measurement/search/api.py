@@ -76,6 +76,10 @@ class SearchConfig:
     #: How many times an invalid (generator-limited) trial is retried before ``max_load``
     #: is lowered to the rate the generator achieved.
     invalid_retries: int = 1
+    #: Whole-search repetitions for :func:`~vsbench.measurement.search.search_repeated`.
+    repetitions: int = 1
+    #: Coefficient of variation of the repeated lower bounds above which a goal is unstable.
+    unstable_cv: float = 0.02
 
 
 @dataclass
@@ -123,4 +127,35 @@ class SearchResult:
         for result in self.goals:
             if result.goal.name == name:
                 return result
+        raise KeyError(name)
+
+
+@dataclass
+class RepetitionStats:
+    """One goal over repeated searches: the spread of its lower bounds (frames/s)."""
+
+    goal: Goal
+    lower_bounds_fps: list[float | None]
+    median_fps: float | None
+    min_fps: float | None
+    max_fps: float | None
+    cv: float | None  # population standard deviation over mean
+    conditional_median_fps: float | None = None
+    unstable: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RepeatedSearchResult:
+    """``repetitions`` independent searches and the per-goal statistics over them."""
+
+    runs: list[SearchResult]
+    goals: list[RepetitionStats]
+    unstable: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+    def goal(self, name: str) -> RepetitionStats:
+        for stats in self.goals:
+            if stats.goal.name == name:
+                return stats
         raise KeyError(name)
