@@ -136,3 +136,21 @@ def test_shipped_scaling_testcases_resolve_to_the_reports_rule_sets():
     scalability = testcases.build_plans(testcases.find("flow_scalability", root / "testcases"), base, {}, flags)
     assert [p.config["traffic"]["flows"] for p in scalability] == [1000, 1000000]
     assert all(rules.rule_set_from_config(p.config).template == "in_out" for p in scalability)
+
+
+def test_rules_follow_the_trafgen_plugins_flow_plan():
+    """trafgen's counters give flow k base+(k mod period) per varying field; with IPv4
+    fields wide enough the period is the flow count, so flow k is base+k: our arithmetic."""
+    flow_plans = pytest.importorskip("vsbench_plugins.trafficgen.trafgen.flows")
+    fields = FlowFields()
+    for flows in (64, 1000, 1_000_000):
+        plan = flow_plans.plan_flows(fields, flows)
+        reverse = plan.swapped()
+        for k in (0, 1, flows // 2, flows - 1):
+            src, dst = rules.flow_addresses(fields, k)
+            assert src == rules.ipv4_add(fields.src_ip, plan.offset("src_ip", k))
+            assert dst == rules.ipv4_add(fields.dst_ip, plan.offset("dst_ip", k))
+            rsrc, rdst = rules.flow_addresses(fields, k, reverse=True)
+            # reverse direction: its src_ip counts from the forward dst base, and back
+            assert rsrc == rules.ipv4_add(fields.dst_ip, reverse.offset("src_ip", k))
+            assert rdst == rules.ipv4_add(fields.src_ip, reverse.offset("dst_ip", k))

@@ -320,8 +320,9 @@ def run_in_lab(config: LabConfig) -> int:
         result = json.loads(result_file.read_text())
         if config.verbose:
             print(f"kernel-lab: boot {result.get('boot_s', 0):.2f} s (guest clock), command "
-                  f"{result.get('command_s', 0):.2f} s, total {time.monotonic() - started:.2f} s",
-                  file=sys.stderr)
+                  f"{result.get('command_s', 0):.2f} s, total {time.monotonic() - started:.2f} s; "
+                  f"guest/host clock {result.get('clock_ratio', 0):.3f}, "
+                  f"clocksource {result.get('clocksource', '?')}", file=sys.stderr)
         if result.get("error"):
             print(f"kernel-lab: {result['error']}", file=sys.stderr)
         return int(result["returncode"])
