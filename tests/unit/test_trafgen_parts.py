@@ -162,6 +162,7 @@ def test_testbed_addresses_are_deterministic_and_local():
     assert int(mac[:2], 16) & 0x02 and not int(mac[:2], 16) & 0x01  # local, unicast
     assert testbed.port_mac("a1b2c3", testbed.DUT_ROLE, 0) == "02:a1:b2:c3:02:00"
     assert testbed.generator_ip(1) == "198.18.1.1"
+    assert testbed.cpu_mask([1]) == "2" and testbed.cpu_mask([0, 1, 4]) == "13"
     with pytest.raises(ValueError):
         testbed.port_mac("xyz", testbed.TG_ROLE, 0)
 

@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="bulk load for the loaded latency figure, share of the uni max")
     parser.add_argument("--tx-path", choices=["sendto", "ring"], default=None)
     parser.add_argument("--cpus", default=None, help="comma-separated CPUs for trafgen (default: settings)")
+    parser.add_argument("--rx-cpus", default=None,
+                        help="comma-separated CPUs that process frames arriving at the generator ports (RPS)")
     parser.add_argument("--burst-s", type=float, default=None, help="tbf bucket depth (default: settings)")
     parser.add_argument("--skip", default="", help="comma-separated: uni,bi,latency")
     args = parser.parse_args(argv)
@@ -111,12 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     skip = set(filter(None, args.skip.split(",")))
 
     print(f"trafgen capacity on the loopback testbed: {args.frame_size} B, {args.flows} flow(s), "
-          f"{args.duration_s:g} s trials, {args.repeats} repeat(s), settings {settings or 'defaults'}")
+          f"{args.duration_s:g} s trials, {args.repeats} repeat(s), settings {settings or 'defaults'}, "
+          f"receive CPUs {args.rx_cpus or 'kernel default'}")
     print(f"load average before: {_loadavg()} ({os.cpu_count()} CPUs)")
     run_id = naming.new_run_id()
     t0 = time.monotonic()
     with ResourceStack() as resources, tempfile.TemporaryDirectory() as tmp:
-        tb = create_loopback_testbed(run_id, resources)
+        rx_cpus = [int(c) for c in args.rx_cpus.split(",")] if args.rx_cpus else None
+        tb = create_loopback_testbed(run_id, resources, tg_rx_cpus=rx_cpus)
         ctx = PluginContext(run_id=run_id, settings=settings, log_dir=Path(tmp) / "logs",
                             resources=resources, work_dir=Path(tmp) / "work",
                             run_config={"traffic": {"drain_s": 0.2}})

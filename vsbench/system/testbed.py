@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Iterable
 
 from vsbench.interfaces.traffic import GeneratorPort
 from vsbench.system import naming
@@ -214,6 +215,29 @@ def _wait_carrier(netns: str, ifaces: list[str], timeout_s: float = 5.0) -> None
             time.sleep(0.05)
 
 
+def cpu_mask(cpus: Iterable[int]) -> str:
+    """``[1, 3]`` -> ``"a"``: the hex CPU mask sysfs expects."""
+    mask = 0
+    for cpu in cpus:
+        mask |= 1 << int(cpu)
+    return f"{mask:x}"
+
+
+def steer_receive(netns: str, iface: str, cpus: Iterable[int]) -> None:
+    """Process frames arriving at ``iface`` on ``cpus`` (RPS on each of its RX queues).
+
+    A veth hands a frame to its peer's receive backlog on the sending CPU; without RPS a
+    kernel DUT (bridge, OvS kernel datapath, an af_packet socket's copy) does its work on
+    the generator's CPU, and the generator slows down instead of the DUT dropping frames.
+    """
+    mask = cpu_mask(cpus)
+    listing = run(["ls", f"/sys/class/net/{iface}/queues"], netns=netns, timeout_s=10)
+    queues = [q for q in listing.stdout.split() if q.startswith("rx-")]
+    for queue in queues:
+        run(["tee", f"/sys/class/net/{iface}/queues/{queue}/rps_cpus"], netns=netns,
+            input_text=mask + "\n", timeout_s=10)
+
+
 def check_tools() -> list[str]:
     """Binaries the testbed needs that are missing (``ip`` for netns exec, ``tc``, ``sysctl``)."""
     return [b for b in ("ip", "tc", "sysctl") if which(b) is None]
@@ -231,7 +255,13 @@ def _ensure_tools() -> None:
 
 
 def create_testbed(
-    run_id: str, n_links: int, resources: ResourceStack, *, mtu_bytes: int = DEFAULT_MTU_BYTES
+    run_id: str,
+    n_links: int,
+    resources: ResourceStack,
+    *,
+    mtu_bytes: int = DEFAULT_MTU_BYTES,
+    dut_rx_cpus: Iterable[int] | None = None,
+    tg_rx_cpus: Iterable[int] | None = None,
 ) -> Testbed:
     """Create the namespaces and ``n_links`` veth pairs; register their removal.
 
@@ -239,6 +269,9 @@ def create_testbed(
     ``naming.netns_name(run_id, "tg")``; its peer ``naming.iface_name(run_id, "d", i)``
     lives in ``naming.netns_name(run_id, "dut")``. All links are up, NOARP, IPv6-free; the
     generator ends drop what they receive after counting it.
+
+    ``dut_rx_cpus``/``tg_rx_cpus``: CPUs that process frames arriving at the DUT ports /
+    generator ports (:func:`steer_receive`); None leaves the kernel default (the sender's CPU).
     """
     if n_links < 1:
         raise ValueError("a testbed needs at least one link")
@@ -274,6 +307,10 @@ def create_testbed(
 
     for link in links:
         _sink_ingress(tg_ns, link.tg_iface)
+        if dut_rx_cpus is not None:
+            steer_receive(dut_ns, link.dut_iface, dut_rx_cpus)
+        if tg_rx_cpus is not None:
+            steer_receive(tg_ns, link.tg_iface, tg_rx_cpus)
     _check_ipv6_disabled(tg_ns, [l.tg_iface for l in links])
     _check_ipv6_disabled(dut_ns, [l.dut_iface for l in links])
     _wait_carrier(tg_ns, [l.tg_iface for l in links])
@@ -284,12 +321,17 @@ def create_testbed(
 
 
 def create_loopback_testbed(
-    run_id: str, resources: ResourceStack, *, mtu_bytes: int = DEFAULT_MTU_BYTES
+    run_id: str,
+    resources: ResourceStack,
+    *,
+    mtu_bytes: int = DEFAULT_MTU_BYTES,
+    tg_rx_cpus: Iterable[int] | None = None,
 ) -> Testbed:
     """Two generator ports joined by one veth pair, no DUT: the generator's own limits.
 
     Link 0 is generator port 0 (its ``dut_iface`` is port 1), link 1 is port 1 (its
-    ``dut_iface`` is port 0). Only the generator namespace exists.
+    ``dut_iface`` is port 0). Only the generator namespace exists. ``tg_rx_cpus`` as in
+    :func:`create_testbed`.
     """
     _ensure_tools()
     tg_ns = naming.netns_name(run_id, TG_ROLE)
@@ -308,6 +350,8 @@ def create_loopback_testbed(
         raise TestbedError(f"cannot build the loopback testbed: {exc}") from exc
     for name in names:
         _sink_ingress(tg_ns, name)
+        if tg_rx_cpus is not None:
+            steer_receive(tg_ns, name, tg_rx_cpus)
     _check_ipv6_disabled(tg_ns, names)
     _wait_carrier(tg_ns, names)
     links = tuple(
