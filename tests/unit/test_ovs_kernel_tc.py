@@ -164,3 +164,25 @@ def test_parse_tc_filters_counts_only_the_first_action_of_a_filter():
 
 def test_offload_summary_sentence():
     assert ovs_tc.offload_summary(30, 2, "skip_hw") == "30 of 32 datapath flows were in TC (tc-policy skip_hw)"
+
+
+def test_datapath_efficiency_is_the_difference_of_two_samples():
+    before = {"dpctl": {"system@ovs-system": {"lookups_hit": 100, "lookups_missed": 10, "lookups_lost": 0}},
+              "softirq_s": 5.0, "offload": {"tc_packets": 7}}
+    after = {"dpctl": {"system@ovs-system": {"lookups_hit": 1090, "lookups_missed": 20, "lookups_lost": 0}},
+             "softirq_s": 5.5, "offload": {"tc_packets": 1007}}
+    eff = ovs_kernel.datapath_efficiency(before, after, forwarded_frames=1000)
+    assert (eff["lookups_hit"], eff["lookups_missed"], eff["lookups_lost"]) == (990, 10, 0)
+    assert eff["hit_ratio"] == pytest.approx(0.99)
+    assert eff["softirq_s"] == pytest.approx(0.5)
+    assert eff["softirq_ns_per_frame"] == pytest.approx(500_000)
+    assert eff["upcalls_per_frame"] == pytest.approx(0.01)
+    assert eff["tc_packets"] == 1000
+    assert ovs_kernel.datapath_efficiency({}, {})["hit_ratio"] is None
+
+
+def test_datapath_efficiency_on_captured_counters():
+    dp = ovs_kernel.parse_dpctl_show((DATA / "dpctl-show-s.txt").read_text())
+    eff = ovs_kernel.datapath_efficiency({"dpctl": {}, "softirq_s": 0}, {"dpctl": dp, "softirq_s": 0.25}, 256)
+    assert eff["lookups_hit"] == 156 and eff["lookups_missed"] == 110
+    assert eff["upcalls_per_frame"] == pytest.approx(110 / 256)
