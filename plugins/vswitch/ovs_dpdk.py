@@ -27,6 +27,13 @@ from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
 from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
 
+#: Bytes a packet-mmap frame needs beyond the L3 MTU: tpacket header and sockaddr
+#: (~66, aligned), Ethernet header 14, one VLAN tag 4.
+AF_PACKET_OVERHEAD = 96
+
+#: DPDK 22.11's net_af_packet reports max_rx_pktlen 1518 (L3 MTU 1500); measured here.
+AF_PACKET_MAX_FRAME_BYTES = 1518
+
 #: In the run dir while our hugepages are reserved (hugepages.release_recorded reads it).
 HUGEPAGE_RECORD = "hugepages.json"
 
@@ -74,6 +81,9 @@ SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
             "qdisc_bypass": {"type": "boolean", "default": True},
         },
     },
+    "mtu_request": {"type": ["integer", "null"], "minimum": 68, "maximum": 9702, "default": None,
+                    "description": "L3 MTU of every DPDK port (null: OvS's 1500). PCI NICs only: "
+                                   "DPDK 22.11's af_packet PMD caps frames at 1518 B"},
     "n_rxq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
     "n_txq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
 })
@@ -119,6 +129,11 @@ class OvsDpdk(OvsSwitchBase):
                              ("dpdk-socket-limit", "socket_mem_mb")):
             if key in cfg.get("other_config", {}):
                 errors.append(f"other_config may not set {key}; use {setting}")
+        mtu = cfg.get("mtu_request")
+        af = cfg.get("af_packet", {})
+        if mtu and af.get("framesz", 2048) < mtu + AF_PACKET_OVERHEAD:
+            errors.append(f"mtu_request {mtu} needs af_packet.framesz >= {mtu + AF_PACKET_OVERHEAD} "
+                          f"(is {af.get('framesz', 2048)})")
         online = online if online is not None else cpu.online_cpus()
         for name in ("pmd_cpu_mask", "dpdk_lcore_mask"):
             cpus = cpu.mask_to_cpus(cfg[name])
@@ -197,6 +212,8 @@ class OvsDpdk(OvsSwitchBase):
 
     def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
         queue_opts = [f"options:{k}={self.cfg[k]}" for k in ("n_rxq_desc", "n_txq_desc") if self.cfg[k]]
+        if self.cfg["mtu_request"]:
+            queue_opts.append(f"mtu_request={self.cfg['mtu_request']}")
         if spec.kind == "physical" and spec.pci:
             if spec.pci not in self._pci_allowed:
                 raise PluginError(f"PCI device {spec.pci} is not in vswitch.ovs_dpdk.ports; "
@@ -228,6 +245,15 @@ class OvsDpdk(OvsSwitchBase):
             port = super().add_port(bridge, spec)
             return replace(port, spec=replace(spec, socket_path=where))
         return super().add_port(bridge, spec)
+
+    def max_frame_bytes(self) -> int:
+        """Largest Ethernet frame (FCS included) every port forwards: the L3 MTU plus 18,
+        and at most 1518 while an af_packet port exists (DPDK 22.11's af_packet PMD refuses
+        a larger frame size). A duck-typed hint for the runner, beside busy_poll_cpus()."""
+        frame = int(self.cfg["mtu_request"] or 1500) + 18
+        if any(p.spec.iface and not p.spec.pci for ports in self._ports.values() for p in ports):
+            frame = min(frame, AF_PACKET_MAX_FRAME_BYTES)
+        return frame
 
     # ------------------------------------------------------------------ reporting
 

@@ -167,6 +167,7 @@ def test_threads_pinning_version(rig_factory):
     assert cpu.thread_affinity(pmds[0].tid) == {1}
     assert any(t.tid == t.pid for t in threads)  # the main thread
     assert rig.switch.busy_poll_cpus() == {"ovs_dpdk pmd": {1}}
+    assert rig.switch.max_frame_bytes() == 1518
     versions = rig.switch.version()
     assert versions["ovs"].startswith("3.") and "dpdk" in versions
 
@@ -195,3 +196,8 @@ def test_bad_settings_fail_before_anything_is_made(tmp_path):
         OvsDpdk(ctx).start()
     assert OvsDpdk(ctx).instance is None
     stack.close()
+
+
+def test_jumbo_mtu_on_af_packet_names_the_cause(rig_factory):
+    with pytest.raises(PluginError, match=r"not added: .*\[.*max frame size \(1518\)"):
+        rig_factory(settings={"mtu_request": 9000, "af_packet": {"framesz": 10240, "blocksz": 16384}})

@@ -1,8 +1,8 @@
 """A throwaway netns+veth testbed and frame senders/counters for the vSwitch tests.
 
-Deliberately independent of vsbench.system.testbed (written in parallel): two namespaces
-(generator ``tg`` and ``dut``), N veth pairs between them, IPv6 off so the kernel sends no
-stray frames, everything removed on exit. Frames are sent and counted with raw AF_PACKET
+:func:`veth_testbed` is vsbench's own testbed; :func:`tiny_veth_testbed` a stand-alone
+minimal one (two namespaces, N veth pairs, IPv6 off) written before that existed, kept to
+tell a switch problem from a testbed problem. Frames are sent and counted with raw AF_PACKET
 sockets in a subprocess inside the generator namespace (a real kernel path, no mocks), or
 blasted with trafgen for a rate figure.
 """
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -20,7 +22,8 @@ from pathlib import Path
 from typing import Iterator
 
 from vsbench.system import naming
-from vsbench.system.testbed import Testbed, TestbedLink
+from vsbench.system.resources import ResourceStack
+from vsbench.system.testbed import Testbed, TestbedLink, create_testbed
 
 #: EtherType of our test frames (IEEE local experimental): nothing else sends it.
 TEST_ETHERTYPE = 0x88B5
@@ -32,6 +35,15 @@ def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 @contextlib.contextmanager
 def veth_testbed(run_id: str, n_links: int = 2) -> Iterator[Testbed]:
+    """vsbench's own embedded testbed (vsbench.system.testbed), torn down on exit."""
+    with ResourceStack() as resources:
+        yield create_testbed(run_id, n_links, resources)
+
+
+@contextlib.contextmanager
+def tiny_veth_testbed(run_id: str, n_links: int = 2) -> Iterator[Testbed]:
+    """A minimal stand-alone netns+veth pair set (no tc, no NOARP), to tell a switch
+    problem from a testbed problem."""
     tg, dut = naming.netns_name(run_id, "tg"), naming.netns_name(run_id, "dut")
     made: list[str] = []
     try:
@@ -66,7 +78,9 @@ def link_stats(netns: str, iface: str) -> dict:
 _RECEIVER = textwrap.dedent("""
     import socket, sys, time
     iface, ethertype, duration = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ethertype))
+    # ETH_P_ALL: taps see frames before tc ingress (the testbed drops there); a socket
+    # bound to one EtherType would be served after it and see nothing.
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind((iface, 0))
     s.settimeout(0.05)
@@ -77,7 +91,7 @@ _RECEIVER = textwrap.dedent("""
             frame = s.recv(2048)
         except socket.timeout:
             continue
-        if frame[12:14] == ethertype.to_bytes(2, "big") and frame[14:20] == b"vsbtst":
+        if len(frame) >= 20 and frame[12:14] == ethertype.to_bytes(2, "big") and frame[14:20] == b"vsbtst":
             count += 1
     print(count, flush=True)
 """)
@@ -135,6 +149,20 @@ def trafgen_config(path: Path, src_mac: str, dst_mac: str, frame_bytes: int = 64
     return path
 
 
+def run_in_group(argv: list[str], timeout_s: float) -> None:
+    """Run ``argv`` in its own process group; on timeout KILL the whole group (trafgen
+    forks workers that would outlive a killed parent and spin on a CPU)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, argv, stderr=err)
+
+
 @dataclass(frozen=True)
 class BlastResult:
     sent: int
@@ -151,7 +179,7 @@ class BlastResult:
 
 
 def trafgen_blast(testbed: Testbed, cfg: Path, count: int, tx: int = 0, rx: int = 1, cpu: int = 0,
-                  rate_pps: int | None = None) -> BlastResult:
+                  rate_pps: int | None = None, jumbo: bool = False) -> BlastResult:
     """Send ``count`` frames from link ``tx`` (one trafgen process pinned to ``cpu``), as
     fast as it can or at ``rate_pps``, and count what the kernel received on link ``rx``.
     Elapsed time is trafgen's run."""
@@ -162,12 +190,12 @@ def trafgen_blast(testbed: Testbed, cfg: Path, count: int, tx: int = 0, rx: int 
     pinned.write_text(f"cpu({cpu}): " + cfg.read_text())
     before = link_stats(testbed.tg_netns, rx_if)["rx"]["packets"]
     t0 = time.monotonic()
-    subprocess.run(
+    run_in_group(
         ["ip", "netns", "exec", testbed.tg_netns, "trafgen",
          "--dev", tx_if, "--conf", str(pinned), "--cpus", str(cpu + 1), "--no-sock-mem", "--no-cpu-stats",
          "-n", str(count),
-         *(["--rate", f"{rate_pps}pps"] if rate_pps else [])],
-        check=True, capture_output=True, timeout=300,
+         *(["--rate", f"{rate_pps}pps"] if rate_pps else []), *(["--jumbo-support"] if jumbo else [])],
+        timeout_s=120,
     )
     elapsed = time.monotonic() - t0
     time.sleep(0.3)  # let the switch drain its queues

@@ -77,3 +77,17 @@ def test_meter_stats_band_counts_drops():
 def test_versions():
     assert parse.parse_version(read("version-dpdk.txt")) == {"ovs": "3.1.0", "dpdk": "22.11.11"}
     assert parse.parse_version(read("version-kernel.txt")) == {"ovs": "3.1.0"}
+
+
+def test_cause_of_a_failed_port_is_the_first_error_of_the_last_run():
+    from vsbench_plugins.vswitch.ovs.instance import first_of_last_error_run
+
+    log = [
+        "2026-11-21T06:20:44.100Z|00080|dpdk|ERR|an old unrelated error",
+        "2026-11-21T06:20:44.912Z|00084|netdev_dpdk|WARN|Rx checksum offload is not supported on port 0",
+        "2026-11-21T06:20:44.916Z|00085|dpdk|ERR|Frame size (9216) > device max frame size (1518) for port_id 0",
+        "2026-11-21T06:20:44.916Z|00086|netdev_dpdk|ERR|Interface p0 MTU (9198) setup error: Invalid argument",
+        "2026-11-21T06:20:44.916Z|00089|dpif|WARN|netdev@ovs-netdev: failed to add p0 as port: Invalid argument",
+    ]
+    assert first_of_last_error_run(log) == "Frame size (9216) > device max frame size (1518) for port_id 0"
+    assert first_of_last_error_run(log[1:2]) == ""

@@ -209,6 +209,18 @@ class OvsInstance:
                 log.debug("ovs-vswitchd exit --cleanup: %s", exc)
         proc.stop()
 
+    def last_error_line(self) -> str:
+        """The cause behind a generic failure (e.g. a port that could not be added): the
+        first ``|ERR|`` line of the newest run of consecutive ERR lines in ovs-vswitchd's
+        log, message part only ("" if none). Later lines of a run repeat the failure."""
+        if self.paths is None:
+            return ""
+        try:
+            lines = (self.paths.log_dir / "ovs-vswitchd.log").read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return ""
+        return first_of_last_error_run(lines)
+
     def vswitchd_pid(self) -> int | None:
         """Pid of the running ovs-vswitchd (``ip netns exec`` execs it, so it is ours)."""
         if self.vswitchd_proc is None or not self.vswitchd_proc.alive():
@@ -233,3 +245,12 @@ class OvsInstance:
             commands.wait_for(check, self.start_timeout_s, 0.05, what)
         except TimeoutError as exc:
             raise PluginError(f"{exc}; see {log_file}") from exc
+
+
+def first_of_last_error_run(lines: list[str]) -> str:
+    """Message of the first line of the last run of consecutive ``|ERR|`` log lines."""
+    start = None
+    for i, line in enumerate(lines):
+        if "|ERR|" in line and (i == 0 or "|ERR|" not in lines[i - 1]):
+            start = i
+    return lines[start].split("|", 4)[-1][:300] if start is not None else ""

@@ -174,8 +174,9 @@ class OvsSwitchBase(VSwitch):
         )
         got = self.ctl.get("Interface", port_name, "ofport")
         if got in ("", "[]", "-1"):
-            error = self.ctl.get("Interface", port_name, "error")
-            raise PluginError(f"port {port_name} was not added: {error or 'no OpenFlow port number'}")
+            error = self.ctl.get("Interface", port_name, "error") or "no OpenFlow port number"
+            cause = self.instance.last_error_line() if self.instance else ""
+            raise PluginError(f"port {port_name} was not added: {error}" + (f" [{cause}]" if cause else ""))
         port = SwitchPort(port_name, int(got), spec)
         self._next_ofport[bridge] = int(got) + 1
         self._ports[bridge].append(port)
