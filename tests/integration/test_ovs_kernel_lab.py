@@ -24,7 +24,7 @@ from vsbench.interfaces.traffic import FlowFields
 from vsbench.measurement import rules
 from vsbench.system import commands
 from vsbench.system.resources import ResourceStack
-from vsbench_plugins.vswitch.ovs_kernel import OvsKernel, module_status
+from vsbench_plugins.vswitch.ovs_kernel import OvsKernel, datapath_efficiency, module_status
 from vsbench_plugins.vswitch.ovs_tc import OvsTc
 
 pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab]
@@ -152,6 +152,7 @@ def test_ovs_kernel_forwards_through_a_rule_set_and_drops_what_no_rule_matches(s
 
     forward = trafgen_conf(tmp_path / "fwd.cfg", flow_frames(fields, flows))
     reverse = trafgen_conf(tmp_path / "rev.cfg", flow_frames(fields, flows, reverse=True))
+    before = switch.datapath_stats()
     send(bed, 0, forward, flows * 4)
     send(bed, 1, reverse, flows * 4)
     time.sleep(0.5)
@@ -165,6 +166,10 @@ def test_ovs_kernel_forwards_through_a_rule_set_and_drops_what_no_rule_matches(s
     assert bed.rx_packets(1) == flows * 4
 
     dp = switch.stats()["datapath"]
+    eff = datapath_efficiency(before, dp, forwarded_frames=2 * flows * 4)
+    assert eff["lookups_hit"] + eff["lookups_missed"] == 2 * flows * 4 + 10, eff
+    assert eff["lookups_lost"] == 0 and eff["lookups_hit"] > eff["lookups_missed"]
+    assert eff["softirq_s"] >= 0
     counters = dp["dpctl"]["system@ovs-system"]
     assert counters["lookups_hit"] + counters["lookups_missed"] >= 2 * flows * 4
     assert counters["lookups_hit"] > 0
