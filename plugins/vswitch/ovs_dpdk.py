@@ -181,20 +181,20 @@ class OvsDpdk(OvsSwitchBase):
         then write dpdk-extra (it needs the huge dir)."""
         size_kb = int(self.cfg["hugepage_size_kb"])
         pages = hugepages.pages_for_mb(sum(self.cfg["socket_mem_mb"]) + self.cfg["hugepage_extra_mb"], size_kb)
+        record = self.instance.paths.run_dir / HUGEPAGE_RECORD  # type: ignore[union-attr]
         try:
-            self.reservation = hugepages.reserve(
-                pages, self.stack, page_size_kb=size_kb,
-                record=self.instance.paths.run_dir / HUGEPAGE_RECORD)  # type: ignore[union-attr]
+            self.reservation = hugepages.reserve(pages, self.stack, page_size_kb=size_kb, record=record)
             if self.cfg["huge_dir"]:
                 self.huge_dir = Path(self.cfg["huge_dir"])
                 if self.huge_dir not in hugepages.hugetlbfs_mounts(size_kb):
                     raise PluginError(f"huge_dir {self.huge_dir} is not a hugetlbfs mount of {size_kb} kB pages")
             else:
                 self.huge_dir = hugepages.mount_private(
-                    self.instance.paths.run_dir / "hugepages", self.stack, page_size_kb=size_kb)  # type: ignore[union-attr]
+                    self.instance.paths.run_dir / "hugepages", self.stack,  # type: ignore[union-attr]
+                    page_size_kb=size_kb, record=record)
         except hugepages.HugepageError as exc:
             raise PluginError(str(exc)) from exc
-        hugepages.register_dpdk_file_cleanup(self.stack, self.huge_dir, self.file_prefix)
+        hugepages.register_dpdk_file_cleanup(self.stack, self.huge_dir, self.file_prefix, record)
         self.ctl.vsctl("set", "Open_vSwitch", ".",
                        f'other_config:dpdk-extra="{" ".join(self.eal_extra_args())}"', wait=False)
 

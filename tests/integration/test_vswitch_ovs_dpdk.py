@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,61 @@ def test_bad_settings_fail_before_anything_is_made(tmp_path):
 def test_jumbo_mtu_on_af_packet_names_the_cause(rig_factory):
     with pytest.raises(PluginError, match=r"not added: .*\[.*max frame size \(1518\)"):
         rig_factory(settings={"mtu_request": 9000, "af_packet": {"framesz": 10240, "blocksz": 16384}})
+
+
+_KILLED_RUN = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from vswitch_helpers import veth_testbed
+from vsbench.interfaces import PluginContext, PortSpec
+from vsbench.system.resources import ResourceStack
+from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
+run_id, work = sys.argv[2], Path(sys.argv[3])
+with veth_testbed(run_id, 2) as tb:
+    sw = OvsDpdk(PluginContext(run_id, {}, work / "logs", ResourceStack(), dut_netns=tb.dut_netns, work_dir=work))
+    sw.start()
+    sw.add_bridge("br0")
+    sw.add_port("br0", PortSpec("physical", "p0", iface=tb.links[0].dut_iface))
+    print(sw.instance.paths.run_dir, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_killed_run_is_cleaned_up_from_its_run_dir(tmp_path):
+    """kill -9 of the process that ran ovs_dpdk leaves daemons, pages and a mount;
+    cleanup_dead_run_dir removes exactly those."""
+    import signal
+    import subprocess
+    import sys
+
+    from vsbench_plugins.vswitch.ovs.instance import cleanup_dead_run_dir
+
+    run_id, work = naming.new_run_id(), Path("/run/vsbench-test") / "killed"
+    before = nr_hugepages()
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, str(Path(__file__).parent), run_id, str(work)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        run_dir = Path(proc.stdout.readline().strip())
+        assert run_dir.is_dir()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    try:
+        assert nr_hugepages() > before  # left behind by the killed run
+        pids = [int((run_dir / f).read_text()) for f in ("ovs-vswitchd.pid", "ovsdb-server.pid")]
+        done = cleanup_dead_run_dir(run_dir)
+        assert any("ovs-vswitchd" in d for d in done) and any("hugepages" in d for d in done)
+        for pid in pids:
+            state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] if Path(f"/proc/{pid}").exists() else None
+            assert state in (None, "Z"), f"pid {pid} still running"
+        assert nr_hugepages() == before
+        assert not run_dir.exists()
+        assert str(run_dir) not in Path("/proc/mounts").read_text()
+        assert not (hugepages.DPDK_RUNTIME_ROOT / f"vsb{run_id}ovs").exists()
+    finally:
+        for role in ("tg", "dut"):
+            subprocess.run(["ip", "netns", "del", naming.netns_name(run_id, role)], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            Path("/run/vsbench-test").rmdir()

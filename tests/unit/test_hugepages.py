@@ -55,8 +55,15 @@ def test_recorded_reservation_of_a_killed_run_is_released(tmp_path):
     stack = ResourceStack()
     hugepages.reserve(100, stack, root=root, record=record)
     assert nr(root) == 104 and record.exists()
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    (huge / "vsba1b2c3ovsmap_0").write_text("")
+    (huge / "rtemap_0").write_text("")
+    hugepages.register_dpdk_file_cleanup(stack, huge, "vsba1b2c3ovs", record)
     # the run dies without closing its stack; cleanup finds the record
-    assert hugepages.release_recorded(record, root) == 100
+    runtime = tmp_path / "dpdk"
+    assert hugepages.release_recorded(record, root, runtime_root=runtime) == 100
+    assert [p.name for p in huge.iterdir()] == ["rtemap_0"]
     assert nr(root) == 4 and not record.exists()
     assert hugepages.release_recorded(record, root) == 0
 

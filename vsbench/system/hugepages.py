@@ -157,18 +157,34 @@ def reserve(
     return reservation
 
 
-def release_recorded(record: Path, root: Path = SYSFS_HUGEPAGES) -> int:
-    """Give back the pages a (dead) run recorded with ``reserve(record=...)`` and remove
-    the record; return the pages released (0 when there is no record)."""
+def release_recorded(record: Path, root: Path = SYSFS_HUGEPAGES,
+                     runtime_root: Path = DPDK_RUNTIME_ROOT) -> int:
+    """Undo what a run that was killed recorded: its DPDK files (prefix), its private
+    hugetlbfs mount, then its pages; remove the record. Returns the pages released (0
+    when there is no record). The run's DPDK process must be dead first (pages in use
+    are only freed when it exits)."""
     try:
         data = json.loads(record.read_text())
     except FileNotFoundError:
         return 0
+    huge_dir = Path(data["huge_dir"]) if data.get("huge_dir") else None
+    if data.get("file_prefix"):
+        remove_dpdk_files(huge_dir, data["file_prefix"], runtime_root)
+    if huge_dir is not None and data.get("private_mount"):
+        unmount_private(huge_dir)
     reservation = HugepageReservation(int(data["page_size_kb"]), int(data["pages_before"]),
                                       int(data["pages_added"]))
     release(reservation, root)
     record.unlink(missing_ok=True)
     return reservation.pages_added
+
+
+def _update_record(record: Path | None, **fields: object) -> None:
+    if record is None or not record.exists():
+        return
+    data = json.loads(record.read_text())
+    data.update(fields)
+    record.write_text(json.dumps(data) + "\n")
 
 
 def hugetlbfs_mounts(page_size_kb: int | None = None, mounts_text: str | None = None) -> list[Path]:
@@ -197,8 +213,10 @@ def _parse_pagesize_kb(text: str) -> int:
     return int(text) // 1024
 
 
-def mount_private(mount_dir: Path, resources: ResourceStack, *, page_size_kb: int = 2048) -> Path:
-    """Mount a fresh hugetlbfs at ``mount_dir`` (created) and register its unmount."""
+def mount_private(mount_dir: Path, resources: ResourceStack, *, page_size_kb: int = 2048,
+                  record: Path | None = None) -> Path:
+    """Mount a fresh hugetlbfs at ``mount_dir`` (created) and register its unmount (and
+    note it in ``record``, see :func:`reserve`)."""
     mount_dir.mkdir(parents=True, exist_ok=True)
     pagesize = f"{page_size_kb // 1024}M" if page_size_kb < 1024 * 1024 else f"{page_size_kb // (1024 * 1024)}G"
     try:
@@ -206,6 +224,7 @@ def mount_private(mount_dir: Path, resources: ResourceStack, *, page_size_kb: in
     except commands.CommandError as exc:
         raise HugepageError(f"cannot mount hugetlbfs at {mount_dir}: {exc}") from exc
     resources.register(f"hugetlbfs mount {mount_dir}", unmount_private, mount_dir)
+    _update_record(record, huge_dir=str(mount_dir), private_mount=True)
     return mount_dir
 
 
@@ -248,9 +267,12 @@ def remove_dpdk_files(huge_dir: Path | None, file_prefix: str, runtime_root: Pat
 
 
 def register_dpdk_file_cleanup(
-    resources: ResourceStack, huge_dir: Path | None, file_prefix: str
+    resources: ResourceStack, huge_dir: Path | None, file_prefix: str, record: Path | None = None
 ) -> None:
-    """Register removal of our page files / runtime dir (call before starting DPDK)."""
+    """Register removal of our page files / runtime dir (call before starting DPDK), and
+    note the prefix in ``record`` (see :func:`reserve`)."""
+    _update_record(record, file_prefix=file_prefix,
+                   **({"huge_dir": str(huge_dir)} if huge_dir is not None else {}))
     resources.register(
         f"DPDK files with prefix {file_prefix}", remove_dpdk_files, huge_dir, file_prefix
     )

@@ -12,8 +12,11 @@ namespace when there is one, and are ended by pid.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import signal
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -254,3 +257,57 @@ def first_of_last_error_run(lines: list[str]) -> str:
         if "|ERR|" in line and (i == 0 or "|ERR|" not in lines[i - 1]):
             start = i
     return lines[start].split("|", 4)[-1][:300] if start is not None else ""
+
+
+def _pid_state(pid: int) -> str | None:
+    """Process state letter from /proc (None when the pid is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat[stat.rindex(")") + 2 :].split()[0]
+
+
+def _ours(pid: int, run_dir: Path) -> bool:
+    """True when ``pid`` is a live process whose command line names ``run_dir`` (a pid
+    file alone may point at a reused pid)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return str(run_dir) in cmdline and _pid_state(pid) not in (None, "Z")
+
+
+def cleanup_dead_run_dir(run_dir: Path, grace_s: float = 5.0) -> list[str]:
+    """Undo what a *killed* run's private OvS left in ``run_dir`` (``vsb-<run>-ovs-*``).
+
+    For ``vsbench cleanup``, once the run is known dead: ends ovs-vswitchd then
+    ovsdb-server by the pids in their pid files, only if that process's command line
+    names ``run_dir``; then gives back the hugepages, DPDK files and private mount recorded
+    in ``hugepages.json`` (:func:`vsbench.system.hugepages.release_recorded`); then removes
+    the directory. Returns one line per thing undone.
+    """
+    from vsbench.system import hugepages
+
+    done: list[str] = []
+    for name in ("ovs-vswitchd", "ovsdb-server"):
+        try:
+            pid = int((run_dir / f"{name}.pid").read_text().strip())
+        except (FileNotFoundError, ValueError):
+            continue
+        if not _ours(pid, run_dir):
+            continue
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while _pid_state(pid) not in (None, "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _pid_state(pid) not in (None, "Z"):
+            os.kill(pid, signal.SIGKILL)
+        done.append(f"ended {name} pid {pid}")
+    pages = hugepages.release_recorded(run_dir / "hugepages.json")
+    if pages:
+        done.append(f"released {pages} hugepages")
+    if run_dir.exists():
+        shutil.rmtree(run_dir, ignore_errors=True)
+        done.append(f"removed {run_dir}")
+    return done
