@@ -1,0 +1,765 @@
+"""``report.html``: the human report of a run, built from the run directory's files alone.
+
+Inputs are ``results.json``, ``trials.jsonl``, ``config.yaml`` and ``sysinfo.json``
+(:mod:`vsbench.results.report_data`), so the report can be regenerated for any old run
+(``vsbench report RUN_DIR``) and every number in it is one of those files' numbers, only
+formatted: throughput tables are the reported points of results.json, the search traces the
+trials of trials.jsonl (by ``trial_index``), the parameters the plan's resolved config.
+
+One self-contained file: inline CSS, plots as SVG data URIs (:mod:`report_plots`), no
+script, no external font or link. All text read from the files is escaped -- testcase
+descriptions and config values are user input. Validity notes (invalid or generator-limited
+trials, CPU oversubscription, irregular search results, failed plans) are listed at the top
+and again beside the figures they qualify; nothing that qualifies a figure is folded away.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from vsbench.results import recompute, report_plots, writers
+from vsbench.results.report_data import (
+    CONFIG_FILE,
+    INPUT_FILES,
+    RESULTS_FILE,
+    TRIALS_FILE,
+    Note,
+    RunFiles,
+    finite,
+    goal_loss_ratios,
+    invalid_tally,
+    load_run,
+    validity_notes,
+)
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "report.html"
+#: Most invalid trials listed one by one per plan (the count is always given).
+MAX_INVALID_ROWS = 40
+
+# -- formatting: every number with its unit in the cell or the column header -------------
+
+DASH = "–"
+
+
+def fmt_fixed(value: Any, digits: int = 0) -> str:
+    """A number with thousands separators and ``digits`` decimals; a dash when unknown."""
+    number = finite(value)
+    return DASH if number is None else f"{number:,.{digits}f}"
+
+
+def fmt_fps(value: Any) -> str:
+    """Frames/s as a whole number: ``996,421``."""
+    return fmt_fixed(value, 0)
+
+
+def fmt_mpps(value_fps: Any) -> str:
+    """Frames/s in millions, three decimals: ``0.996``."""
+    number = finite(value_fps)
+    return DASH if number is None else f"{number / 1e6:,.3f}"
+
+
+def fmt_ratio_percent(ratio: Any) -> str:
+    """A ratio (0..1) in percent, three significant digits; exact zero as ``0``."""
+    number = finite(ratio)
+    if number is None:
+        return DASH
+    if number == 0:
+        return "0"
+    return f"{number * 100:.3g}"
+
+
+def fmt_seconds(value: Any) -> str:
+    number = finite(value)
+    if number is None:
+        return DASH
+    return f"{number:,.3f}" if number < 10 else f"{number:,.1f}"
+
+
+def fmt_bytes(value: Any) -> str:
+    number = finite(value)
+    if number is None:
+        return DASH
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if number >= size:
+            return f"{number / size:,.1f} {unit}"
+    return f"{number:,.0f} B"
+
+
+def fmt_value(value: Any) -> str:
+    """A config value as the user would write it in YAML."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10_000).strip()
+    return str(value)
+
+
+def e(text: Any) -> str:
+    """HTML-escape anything read from a file."""
+    return html.escape(str(text), quote=True)
+
+
+class Raw(str):
+    """Markup built here from escaped parts; table cells that are already HTML."""
+
+
+def cell(value: Any) -> str:
+    return value if isinstance(value, Raw) else e(value)
+
+
+def table(headers: Sequence[tuple[str, ...]], rows: Iterable[Sequence[Any]], *, numeric_from: int = 1,
+          numeric_to: int | None = None, css: str = "data", row_classes: Sequence[str] | None = None) -> str:
+    """A table in a horizontally scrolling box.
+
+    ``headers`` are ``(label, unit)`` or ``(group, label, unit)``; the unit is shown under
+    the label and consecutive columns of one group share a spanning group header. Columns
+    ``numeric_from`` up to (not including) ``numeric_to`` are right-aligned numbers.
+    """
+    def numeric(i: int) -> bool:
+        return i >= numeric_from and (numeric_to is None or i < numeric_to)
+
+    def th(i: int, label: str, unit: str, extra: str = "") -> str:
+        return (f'<th class="{"num" if numeric(i) else ""}"{extra}>{e(label)}'
+                + (f'<span class="unit">{e(unit)}</span>' if unit else "") + "</th>")
+
+    grouped = any(len(h) == 3 for h in headers)
+    if not grouped:
+        head = "<tr>" + "".join(th(i, h[0], h[1]) for i, h in enumerate(headers)) + "</tr>"
+    else:
+        top, bottom, i = [], [], 0
+        while i < len(headers):
+            if len(headers[i]) == 3:
+                group = headers[i][0]
+                j = i
+                while j < len(headers) and len(headers[j]) == 3 and headers[j][0] == group:
+                    bottom.append(th(j, headers[j][1], headers[j][2]))
+                    j += 1
+                top.append(f'<th class="group" colspan="{j - i}">{e(group)}</th>')
+                i = j
+            else:
+                top.append(th(i, headers[i][0], headers[i][1], ' rowspan="2"'))
+                i += 1
+        head = f"<tr>{''.join(top)}</tr><tr>{''.join(bottom)}</tr>"
+    body = []
+    for r, row in enumerate(rows):
+        klass = f' class="{e(row_classes[r])}"' if row_classes and row_classes[r] else ""
+        tds = "".join(f'<td class="{"num" if numeric(i) else ""}">{cell(v)}</td>' for i, v in enumerate(row))
+        body.append(f"<tr{klass}>{tds}</tr>")
+    return (f'<div class="scroll"><table class="{css}"><thead>{head}</thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def kv_table(pairs: Iterable[tuple[str, Any]]) -> str:
+    rows = "".join(f"<tr><th>{e(k)}</th><td>{cell(v)}</td></tr>" for k, v in pairs)
+    return f'<table class="kv"><tbody>{rows}</tbody></table>'
+
+
+def badge(text: str, kind: str) -> Raw:
+    return Raw(f'<span class="badge {e(kind)}">{e(text)}</span>')
+
+
+def figure(uri: str | None, caption: str) -> str:
+    if not uri:
+        return ""
+    return (f'<figure><img src="{e(uri)}" alt="{e(caption)}"><figcaption>{e(caption)}</figcaption>'
+            "</figure>")
+
+
+# -- the page ---------------------------------------------------------------------------------
+
+CSS = """
+:root { --fg:#1d2125; --muted:#5d6670; --line:#d5dae0; --head:#eef1f4; --stripe:#f7f9fa;
+        --err:#b3261e; --errbg:#fdecea; --warn:#8a5a00; --warnbg:#fff6e0; --ok:#1e6b34; --okbg:#e7f4ea; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
+       color: var(--fg); margin: 0 auto; padding: 24px 32px 48px; max-width: 1180px; font-size: 14px;
+       line-height: 1.45; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 36px 0 10px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
+h3 { font-size: 15px; margin: 22px 0 8px; }
+p.sub { color: var(--muted); margin: 0 0 18px; }
+p.desc { max-width: 900px; }
+table { border-collapse: collapse; margin: 6px 0 14px; font-variant-numeric: tabular-nums; }
+table.data { width: 100%; }
+.scroll { overflow-x: auto; margin: 6px 0 14px; }
+.scroll table { margin: 0; }
+table.data { font-size: 13px; }
+table.data th, table.data td { border: 1px solid var(--line); padding: 3px 7px; vertical-align: bottom; }
+table.data th.group { text-align: center; border-bottom-color: var(--line); }
+table.data th { background: var(--head); font-weight: 600; text-align: left; }
+table.data tbody tr:nth-child(even) { background: var(--stripe); }
+table.data td.num, table.data th.num { text-align: right; white-space: nowrap; }
+table.data tr.bad td { background: var(--warnbg); }
+table.data tr.failed td { background: var(--errbg); }
+th .unit { display: block; font-weight: 400; color: var(--muted); font-size: 12px; }
+table.kv th { text-align: left; font-weight: 600; padding: 2px 18px 2px 0; vertical-align: top;
+              white-space: nowrap; color: var(--muted); }
+table.kv td { padding: 2px 0; }
+.cols { display: flex; gap: 40px; flex-wrap: wrap; }
+.cols > div { flex: 1 1 420px; }
+.badge { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; font-weight: 600;
+         white-space: nowrap; }
+.badge.ok { background: var(--okbg); color: var(--ok); }
+.badge.warning { background: var(--warnbg); color: var(--warn); }
+.badge.error { background: var(--errbg); color: var(--err); }
+.badge.info { background: var(--head); color: var(--muted); }
+ul.notes { list-style: none; padding: 0; margin: 6px 0 14px; }
+ul.notes li { padding: 5px 10px; margin: 3px 0; border-left: 4px solid var(--warn); background: var(--warnbg); }
+ul.notes li.error { border-color: var(--err); background: var(--errbg); }
+ul.notes li.info { border-color: var(--line); background: var(--stripe); }
+ul.notes .where { font-weight: 600; margin-right: 6px; }
+.allclear { padding: 6px 10px; border-left: 4px solid var(--ok); background: var(--okbg); }
+figure { margin: 10px 0 18px; }
+figure img { max-width: 100%; height: auto; display: block; }
+figcaption { color: var(--muted); font-size: 12px; margin-top: 2px; }
+details { margin: 6px 0 14px; }
+summary { cursor: pointer; color: var(--muted); }
+pre { background: var(--stripe); border: 1px solid var(--line); padding: 8px 10px; overflow-x: auto;
+      font-size: 12px; max-height: 480px; }
+code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
+.muted { color: var(--muted); }
+section.plan { margin-top: 10px; }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px solid var(--line);
+         padding-top: 8px; }
+@media print { body { max-width: none; padding: 0; } h2 { break-before: auto; } figure { break-inside: avoid; } }
+"""
+
+
+def build_report(run_dir: Path) -> str:
+    """The HTML of ``run_dir``'s report (raises ReportInputError for a non-run)."""
+    return render(load_run(Path(run_dir)))
+
+
+def write_report(run_dir: Path, output: Path | None = None) -> Path:
+    """Write the report of ``run_dir`` to ``output`` (default ``run_dir/report.html``)
+    atomically; return the path written."""
+    run_dir = Path(run_dir)
+    target = Path(output) if output is not None else run_dir / FILE_NAME
+    writers.write_atomic(target, build_report(run_dir))
+    return target
+
+
+def render(files: RunFiles, generated_at: str | None = None) -> str:
+    results = files.results
+    run_id = str(results.get("run_id") or files.run_dir.name)
+    notes = validity_notes(files)
+    consistency = _consistency(files)
+    generated_at = generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>vsbench report {e(run_id)}</title>",
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>vsbench report &mdash; run <span class=\"mono\">{e(run_id)}</span></h1>",
+        f'<p class="sub">{e(files.run_dir.name)} &middot; generated {e(generated_at)} from the files listed at '
+        "the end; every figure below is one of theirs.</p>",
+        _run_header(files),
+        _validity_section(files, notes, consistency),
+        _summary_section(files),
+        _sut_section(files),
+    ]
+    for test in files.tests:
+        parts.append(_plan_section(files, test, [n for n in notes if n.plan_index == test.get("plan_index")]))
+    parts.append(_footer(files))
+    parts.append("</body></html>")
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+# -- sections -----------------------------------------------------------------------------------
+
+
+def _status_badge(status: Any) -> Raw:
+    status = str(status or "unknown")
+    kind = {"complete": "ok", "running": "warning", "not-run": "info"}.get(status, "error")
+    return badge(status, kind)
+
+
+def _duration(start: Any, end: Any) -> str:
+    try:
+        seconds = (datetime.fromisoformat(str(end)) - datetime.fromisoformat(str(start))).total_seconds()
+    except (TypeError, ValueError):
+        return DASH
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min {secs:02d} s" if hours else f"{minutes} min {secs:02d} s"
+
+
+def _plugin_text(files: RunFiles, plan_index: Any, kind: str, name: Any) -> str:
+    """``name (component version, ...)`` as sysinfo.json recorded it for the plan."""
+    entries = files.plugin_entries(plan_index, kind) if isinstance(plan_index, int) else []
+    if not entries:
+        return f"{name or DASH} (version not recorded)" if name else DASH
+    texts = []
+    for entry in entries:
+        versions = entry.get("versions") or {}
+        detail = ", ".join(f"{k} {v}" for k, v in versions.items()) if isinstance(versions, dict) else ""
+        if entry.get("error"):
+            detail = (detail + "; " if detail else "") + f"version unknown: {entry['error']}"
+        texts.append(f"{entry.get('name', name)}" + (f" ({detail})" if detail else ""))
+    return "; ".join(texts)
+
+
+def _run_header(files: RunFiles) -> str:
+    r = files.results
+    labels = [str(t.get("label")) for t in files.tests]
+    host = (files.sysinfo or {}).get("host") or {}
+    pairs = [
+        ("Run id", Raw(f'<span class="mono">{e(r.get("run_id", DASH))}</span>')),
+        ("Status", _status_badge(r.get("status"))),
+        ("Started (UTC)", r.get("started_at") or DASH),
+        ("Finished (UTC)", r.get("finished_at") or DASH),
+        ("Duration", _duration(r.get("started_at"), r.get("finished_at"))),
+        ("vsbench version", r.get("vsbench_version") or DASH),
+        ("Testcases", ", ".join(labels) or DASH),
+        ("Host", host.get("hostname") or DASH),
+    ]
+    rows = []
+    for test in files.tests:
+        index = test.get("plan_index")
+        config = files.plan_config(index)
+        vnf = (config.get("vnf") or {}).get("name") if isinstance(config.get("vnf"), dict) else None
+        rows.append([
+            plan_title(files, index),
+            _plugin_text(files, index, "vswitch", test.get("vswitch")),
+            _plugin_text(files, index, "trafficgen", test.get("trafficgen")),
+            _plugin_text(files, index, "vnf", vnf) if vnf and vnf != "none" else (vnf or DASH),
+            _status_badge(test.get("status")),
+        ])
+    plugins = table([("Testcase", ""), ("vSwitch", "version"), ("Traffic generator", "version"),
+                     ("VNF", "version"), ("Status", "")], rows, numeric_from=99) if rows else ""
+    return f'<div class="cols"><div>{kv_table(pairs)}</div></div><h3>Systems under test</h3>{plugins}'
+
+
+def plan_title(files: RunFiles, plan_index: Any) -> str:
+    """A plan's label, with its index where two plans of the run share a label."""
+    labels = [t.get("label") for t in files.tests]
+    label = next((t.get("label") for t in files.tests if t.get("plan_index") == plan_index), None)
+    if label is None:
+        return f"plan {plan_index}"
+    return f"{label} (plan {plan_index})" if labels.count(label) > 1 else str(label)
+
+
+def _where(files: RunFiles, note: Note) -> str:
+    if note.plan_index is None:
+        return "run"
+    label = plan_title(files, note.plan_index)
+    return f"{label} {note.frame_size_bytes} B" if note.frame_size_bytes is not None else str(label)
+
+
+def _notes_list(files: RunFiles, notes: Sequence[Note], *, where: bool) -> str:
+    items = []
+    for note in notes:
+        place = f'<span class="where">{e(_where(files, note))}</span>' if where else ""
+        size = (f'<span class="where">{e(note.frame_size_bytes)} B</span>'
+                if not where and note.frame_size_bytes is not None else "")
+        items.append(f'<li class="{e(note.severity)}">{place}{size}{e(note.text)}</li>')
+    return f'<ul class="notes">{"".join(items)}</ul>' if items else ""
+
+
+def _consistency(files: RunFiles) -> list[str] | None:
+    """recompute.verify's mismatches, or None when it cannot run on these files."""
+    if not files.plans or TRIALS_FILE not in files.digests:
+        return None
+    try:
+        return recompute.verify(files.run_dir)
+    except Exception as exc:  # noqa: BLE001 - a damaged old run is still reported
+        log.debug("recompute failed on %s", files.run_dir, exc_info=True)
+        return [f"could not recompute: {type(exc).__name__}: {exc}"]
+
+
+def _validity_section(files: RunFiles, notes: Sequence[Note], consistency: list[str] | None) -> str:
+    errors = sum(1 for n in notes if n.severity == "error")
+    warnings = sum(1 for n in notes if n.severity == "warning")
+    parts = ["<h2>Validity</h2>"]
+    if notes:
+        parts.append(f"<p>{errors} error(s) and {warnings} warning(s) qualify figures of this run. "
+                     "Rows they concern are highlighted in the tables below.</p>")
+        parts.append(_notes_list(files, notes, where=True))
+    else:
+        parts.append('<p class="allclear">No invalid trial, placement warning or irregular search '
+                     "result was recorded.</p>")
+    if consistency is None:
+        parts.append('<p class="muted">Recomputation not possible: config.yaml or trials.jsonl is missing.</p>')
+    elif consistency:
+        items = [Note("error", f"recomputation mismatch: {m}") for m in consistency]
+        parts.append(_notes_list(files, items, where=False))
+    else:
+        parts.append('<p class="allclear">Every reported figure in results.json recomputes exactly from '
+                     "trials.jsonl and config.yaml (<code>vsbench recompute</code>).</p>")
+    return "\n".join(parts)
+
+
+def _summary_section(files: RunFiles) -> str:
+    """One row per testcase x frame size x point: the figures to lay beside a seed report."""
+    rows, classes = [], []
+    for test in files.tests:
+        for fs in test.get("frame_sizes") or []:
+            for point in fs.get("points") or [{}]:
+                lat = point.get("latency") if isinstance(point.get("latency"), dict) else {}
+                rows.append([
+                    plan_title(files, test.get("plan_index")), fs.get("frame_size_bytes", DASH), point.get("name") or DASH,
+                    fmt_mpps(point.get("throughput_fps")), fmt_fixed(point.get("throughput_l1_mbps"), 1),
+                    fmt_fixed(point.get("line_rate_percent"), 2), fmt_fixed(lat.get("min_ns")),
+                    fmt_fixed(lat.get("avg_ns")), fmt_fixed(lat.get("max_ns")), _point_flag(fs, point),
+                ])
+                classes.append(_row_class(fs, point))
+    if not rows:
+        return ""
+    headers = [("Testcase", ""), ("Frame size", "B"), ("Goal", ""), ("Throughput", "Mpps", ""),
+               ("Throughput", "L1 Mbps", ""), ("Throughput", "% line rate", ""), ("Latency", "min", "ns"),
+               ("Latency", "avg", "ns"), ("Latency", "max", "ns"), ("Validity", "")]
+    return ("<h2>Summary</h2>" + table(headers, rows, numeric_from=3, numeric_to=9, row_classes=classes)
+            + '<p class="muted">Throughput is aggregate over all directions; L1 includes preamble, SFD and '
+              "inter-frame gap (20 B per frame); line rate is the nominal aggregate line rate of the "
+              "configured link speed.</p>")
+
+
+def _sut_section(files: RunFiles) -> str:
+    info = files.sysinfo
+    if not info:
+        return "<h2>System under test</h2><p class=\"muted\">sysinfo.json not available.</p>"
+    cpu = info.get("cpu") or {}
+    kernel = info.get("kernel") or {}
+    host = info.get("host") or {}
+    memory = info.get("memory") or {}
+    software = info.get("software") or {}
+    online = cpu.get("online")
+    cores = f"{cpu.get('online_count', DASH)} online" + (f" (CPUs {online})" if online else "")
+    pairs = [
+        ("Host", host.get("hostname") or DASH),
+        ("Operating system", host.get("os_release") or DASH),
+        ("CPU model", cpu.get("model") or DASH),
+        ("Architecture", cpu.get("architecture") or DASH),
+        ("Cores", cores),
+        ("Threads per core", cpu.get("threads_per_core") if cpu.get("threads_per_core") is not None else DASH),
+        ("Frequency governor", cpu.get("governor") or "not reported"),
+        ("Isolated CPUs (isolcpus)", cpu.get("isolated") or "none"),
+        ("Memory", fmt_bytes(memory.get("total_bytes"))),
+        ("Kernel", f"{kernel.get('release', DASH)} {kernel.get('version', '')}".strip()),
+        ("Kernel tuning parameters", kernel.get("cmdline") or "none"),
+    ]
+    pairs += [(f"Software: {k}", v) for k, v in software.items()]
+    numa_rows = [[n.get("node", DASH), n.get("cpus") or DASH] for n in info.get("numa") or [] if isinstance(n, dict)]
+    huge_rows = [[fmt_bytes(h.get("size_bytes")), fmt_fixed(h.get("total")), fmt_fixed(h.get("free"))]
+                 for h in info.get("hugepages") or [] if isinstance(h, dict)]
+    side = ["<h3>NUMA</h3>" + (table([("Node", ""), ("CPUs", "")], numa_rows, numeric_from=99)
+                               if numa_rows else '<p class="muted">no NUMA information</p>'),
+            "<h3>Hugepages</h3>" + (table([("Page size", ""), ("Reserved", "pages"), ("Free", "pages")], huge_rows)
+                                    if huge_rows else '<p class="muted">no hugepage pools</p>')]
+    return (f"<h2>System under test</h2><p class=\"muted\">From sysinfo.json, collected "
+            f"{e(info.get('collected_at', DASH))} (RFC 8204 bill of materials).</p>"
+            f'<div class="cols"><div>{kv_table(pairs)}</div><div>{"".join(side)}</div></div>')
+
+
+# -- one plan ---------------------------------------------------------------------------------
+
+
+def _parameters(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    traffic = config.get("traffic") or {}
+    search = config.get("search") or {}
+    latency = config.get("latency") or {}
+    testbed = config.get("testbed") or {}
+    test_section = config.get("test") or {}
+    dut = config.get("dut") or {}
+    ops = test.get("switching_operations")
+    traffic_type = traffic.get("type", test.get("traffic_type"))
+    bidirectional = traffic.get("bidirectional", test.get("bidirectional"))
+    pairs: list[tuple[str, Any]] = [("Testcase", test.get("testcase") or DASH)]
+    if test_section.get("file"):
+        pairs.append(("Testcase file", test_section["file"]))
+    variant = test.get("variant") or {}
+    if variant:
+        pairs.append(("Matrix variant", ", ".join(f"{k}={fmt_value(v)}" for k, v in variant.items())))
+    pairs += [
+        ("Deployment", f"{test.get('deployment') or test_section.get('deployment') or DASH}"
+                       + (f" ({ops} switching operation{'s' if ops != 1 else ''})" if ops is not None else "")),
+        ("Traffic type", traffic_type or DASH),
+        ("Frame sizes", (", ".join(str(s) for s in traffic.get("frame_sizes") or []) + " B")
+         if traffic.get("frame_sizes") else ", ".join(f"{fs.get('frame_size_bytes')} B" for fs in test.get("frame_sizes") or [])),
+        ("Flows", f"{traffic.get('flows', test.get('flows', DASH))} per direction"),
+        ("Directions", "bidirectional (2)" if bidirectional else "unidirectional (1)"),
+    ]
+    link = testbed.get("link_gbps", test.get("link_gbps"))
+    if link is not None:
+        pairs.append(("Link speed", f"{fmt_value(link)} Gb/s per port"
+                                    + (f", {testbed['ports']} ports" if testbed.get("ports") else "")
+                                    + (f" ({testbed['kind']} testbed)" if testbed.get("kind") else "")))
+    if "trial_duration_s" in traffic:
+        pairs.append(("Trial duration", f"{fmt_value(traffic['trial_duration_s'])} s"))
+    if "warmup_s" in traffic:
+        pairs.append(("Warm-up", f"{fmt_value(traffic['warmup_s'])} s"))
+    if traffic_type == "continuous":
+        if traffic.get("rate_fps"):
+            pairs.append(("Offered rate", f"{fmt_fps(traffic['rate_fps'])} fps"))
+        if traffic.get("rate_percent"):
+            pairs.append(("Offered rate", f"{fmt_value(traffic['rate_percent'])} % of line rate"))
+    elif search:
+        goals = []
+        for goal in search.get("goals") or []:
+            if isinstance(goal, dict):
+                text = f"{goal.get('name')}: loss ≤ {fmt_ratio_percent(goal.get('loss_ratio', 0.0))} %"
+                extra = {k: v for k, v in goal.items() if k not in ("name", "loss_ratio") and v is not None}
+                if extra:
+                    text += " (" + ", ".join(f"{k} {fmt_value(v)}" for k, v in extra.items()) + ")"
+                goals.append(text)
+        pairs += [
+            ("Search mode", search.get("mode") or DASH),
+            ("Search goals", "; ".join(goals) or DASH),
+        ]
+        if search.get("relative_width") is not None:
+            pairs.append(("Search width", f"{fmt_ratio_percent(search['relative_width'])} % (relative)"))
+        pairs.append(("Load range", f"{fmt_fps(search.get('min_load_fps'))} fps to "
+                                    + (f"{fmt_fps(search['max_load_fps'])} fps" if search.get("max_load_fps")
+                                       else "min(generator capability, line rate)")))
+        if search.get("time_budget_s"):
+            pairs.append(("Time budget", f"{fmt_value(search['time_budget_s'])} s"))
+        other = {k: v for k, v in search.items()
+                 if k not in ("mode", "goals", "relative_width", "min_load_fps", "max_load_fps", "time_budget_s")}
+        for key, value in other.items():
+            pairs.append((f"search.{key}", fmt_value(value)))
+    if latency:
+        pairs.append(("Latency", f"enabled, probe stream at {fmt_fps(latency.get('probe_rate_fps'))} fps"
+                      if latency.get("enabled") else "not enabled (latency.enabled: false)"))
+    if dut.get("rules"):
+        pairs.append(("DUT rules", f"{fmt_fixed(dut['rules'])} ({dut.get('rule_template') or 'default template'})"))
+    if config.get("collectors"):
+        pairs.append(("Collectors", ", ".join(str(c) for c in config["collectors"])))
+    return pairs
+
+
+def _point_flag(fs: Mapping[str, Any], point: Mapping[str, Any]) -> Raw:
+    status = fs.get("status")
+    if status in ("failed", "interrupted"):
+        return badge(status, "error")
+    if status == "not-run":
+        return badge("not run", "info")
+    if not point:
+        return badge("no result", "error")
+    if point.get("valid") is False:
+        return badge("invalid", "error")
+    if point.get("regular") is False:
+        return badge("irregular", "warning")
+    if fs.get("invalid_trial_count"):
+        return badge(f"{fs['invalid_trial_count']} invalid trial(s)", "warning")
+    if status == "running":
+        return badge("running", "warning")
+    return badge("ok", "ok")
+
+
+def _row_class(fs: Mapping[str, Any], point: Mapping[str, Any] | None) -> str:
+    if fs.get("status") in ("failed", "interrupted") or (point is not None and point.get("valid") is False):
+        return "failed"
+    if point is not None and (point.get("regular") is False or fs.get("invalid_trial_count")):
+        return "bad"
+    return ""
+
+
+def _find_point(fs: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    for point in fs.get("points") or []:
+        if str(point.get("name")) == name:
+            return point
+    return None
+
+
+def _goal_title(test: Mapping[str, Any], name: str) -> str:
+    if name == "continuous":
+        return "Fixed-rate (continuous) results"
+    for fs in test.get("frame_sizes") or []:
+        point = _find_point(fs, name)
+        if point is not None and finite(point.get("goal_loss_ratio")) is not None:
+            return f"{name} throughput (loss ≤ {fmt_ratio_percent(point['goal_loss_ratio'])} %)"
+    return f"{name} throughput"
+
+
+def _throughput_table(test: Mapping[str, Any], name: str) -> str:
+    frames = test.get("frame_sizes") or []
+    points = [p for p in (_find_point(fs, name) for fs in frames) if p is not None]
+    continuous = name == "continuous"
+    lat_keys = report_plots.latency_keys(points)
+    headers: list[tuple[str, ...]] = [("Frame size", "B")]
+    if continuous:
+        headers += [("Load", "offered", "fps"), ("Load", "sent", "fps")]
+    headers += [("Throughput", "fps", ""), ("Throughput", "Mpps", ""), ("Throughput", "L1 Mbps", ""),
+                ("Throughput", "L2 Mbps", ""), ("Throughput", "% line rate", ""), ("Loss", "% of sent")]
+    headers += [("One-way latency", k.removesuffix("_ns"), "ns") for k in lat_keys]
+    if lat_keys:
+        headers.append(("One-way latency", "samples", "probes"))
+    headers += [("Trial", "# in trials.jsonl"), ("Validity", "")]
+    rows, classes = [], []
+    for fs in frames:
+        point = _find_point(fs, name)
+        p = point or {}
+        lat = p.get("latency") if isinstance(p.get("latency"), dict) else {}
+        row: list[Any] = [fs.get("frame_size_bytes", DASH)]
+        if continuous:
+            row += [fmt_fps(p.get("offered_load_fps")), fmt_fps(p.get("tx_fps"))]
+        row += [fmt_fps(p.get("throughput_fps")), fmt_mpps(p.get("throughput_fps")),
+                fmt_fixed(p.get("throughput_l1_mbps"), 1), fmt_fixed(p.get("throughput_l2_mbps"), 1),
+                fmt_fixed(p.get("line_rate_percent"), 2), fmt_ratio_percent(p.get("loss_ratio"))]
+        row += [fmt_fixed(lat.get(k)) for k in lat_keys]
+        if lat_keys:
+            sent = lat.get("probes_sent")
+            row.append(DASH if not lat else f"{lat.get('samples', DASH)}" + (f" of {sent}" if sent is not None else ""))
+        trial = p.get("trial_index")
+        lat_trial = p.get("latency_trial_index")
+        ref = DASH if trial is None else f"#{trial}"
+        if lat_trial is not None and lat_trial != trial:
+            ref += f" (latency #{lat_trial})"
+        row += [ref, _point_flag(fs, p)]
+        rows.append(row)
+        classes.append(_row_class(fs, point))
+    return f"<h3>{e(_goal_title(test, name))}</h3>" + table(headers, rows, numeric_to=len(headers) - 1,
+                                                              row_classes=classes)
+
+
+def _search_table(files: RunFiles, test: Mapping[str, Any]) -> str:
+    rows, classes = [], []
+    # The conditional throughput only says something where it differs from the bound.
+    conditional = any(
+        finite(p.get("conditional_throughput_fps")) is not None
+        and finite(p.get("conditional_throughput_fps")) != finite(p.get("lower_bound_fps"))
+        for fs in test.get("frame_sizes") or [] for p in fs.get("points") or [])
+    for fs in test.get("frame_sizes") or []:
+        size = fs.get("frame_size_bytes")
+        points = [p for p in fs.get("points") or [] if p.get("name") != "continuous"] or [{}]
+        for point in points:
+            lower, upper = finite(point.get("lower_bound_fps")), finite(point.get("upper_bound_fps"))
+            width = DASH if not (lower is not None and upper) else f"{100 * (upper - lower) / upper:.2f}"
+            bound_trials = "/".join(DASH if point.get(k) is None else f"#{point[k]}"
+                                    for k in ("trial_index", "upper_bound_trial_index"))
+            rows.append([
+                size, point.get("name") or DASH, fmt_fps(lower), fmt_fps(upper), width, bound_trials,
+                *([fmt_fps(point.get("conditional_throughput_fps"))] if conditional else []),
+                fmt_fps(fs.get("nominal_line_rate_fps")),
+                fmt_fps(fs.get("min_load_fps")), fmt_fps(fs.get("max_load_fps")),
+                fmt_fixed(fs.get("trial_count")), fmt_fixed(fs.get("invalid_trial_count")),
+                fmt_fixed(fs.get("trial_seconds"), 1), fmt_seconds(fs.get("effective_seconds")),
+                _status_badge(fs.get("status")),
+            ])
+            classes.append(_row_class(fs, point or None))
+    if not rows:
+        return ""
+    headers = [("Frame size", "B"), ("Goal", ""), ("Search bounds", "lower", "fps"),
+               ("Search bounds", "upper", "fps"), ("Search bounds", "width", "% of upper"),
+               ("Search bounds", "trials", "# lower/upper"),
+               *([("Conditional", "throughput", "fps")] if conditional else []), ("Load limits", "line rate", "fps"), ("Load limits", "min", "fps"), ("Load limits", "max", "fps"),
+               ("Trials", "count", ""), ("Trials", "invalid", ""), ("Trials", "time", "s, intended"),
+               ("Trials", "wall", "s, generator"), ("Status", "")]
+    return ("<h3>Search and trials per frame size</h3>"
+            + table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1, row_classes=classes)
+            + '<p class="muted">Bounds are offered loads: the lower bound is the highest load classified as '
+              "passing (the reported throughput), the upper bound the lowest failing one. Trials and "
+              "times count every trial of the frame size: warm-up, search and final (latency) trials.</p>")
+
+
+def _fixed_table(test: Mapping[str, Any]) -> str:
+    rows = [[fs.get("frame_size_bytes", DASH), fmt_fps(fs.get("nominal_line_rate_fps")),
+             fmt_fixed(fs.get("trial_count")), fmt_fixed(fs.get("invalid_trial_count")),
+             fmt_fixed(fs.get("trial_seconds"), 1), fmt_seconds(fs.get("effective_seconds")),
+             _status_badge(fs.get("status"))] for fs in test.get("frame_sizes") or []]
+    if not rows:
+        return ""
+    headers = [("Frame size", "B"), ("Line rate", "fps, nominal"), ("Trials", "all roles"), ("Invalid", "trials"),
+               ("Trial time", "s, intended"), ("Wall time", "s, generator"), ("Status", "")]
+    return "<h3>Trials per frame size</h3>" + table(headers, rows, numeric_to=len(headers) - 1)
+
+
+def _invalid_table(files: RunFiles, index: int) -> str:
+    invalid = [t for t in files.trials_of(index) if not t.valid]
+    if not invalid:
+        return ""
+    tally = ", ".join(f"{tag} ×{n}" for tag, n in sorted(invalid_tally(invalid).items()))
+    rows = [[f"#{t.trial_index}", t.frame_size_bytes, fmt_fps(t.result.intended_load_fps),
+             fmt_fps(t.result.achieved_tx_fps), fmt_fps(t.result.rx_fps), t.role,
+             Raw("<br>".join(e(r) for r in t.invalid_reasons) or "unspecified")]
+            for t in invalid[:MAX_INVALID_ROWS]]
+    more = (f'<p class="muted">… and {len(invalid) - MAX_INVALID_ROWS} more invalid trials in trials.jsonl.</p>'
+            if len(invalid) > MAX_INVALID_ROWS else "")
+    headers = [("Trial", "#"), ("Frame size", "B"), ("Load", "offered", "fps"), ("Load", "sent", "fps"),
+               ("Load", "received", "fps"), ("Role", ""), ("Why invalid", "")]
+    return (f"<h3>Invalid trials ({len(invalid)}: {e(tally)})</h3>"
+            '<p class="muted">An invalid trial did not happen as asked (e.g. the generator could not send the '
+            "offered load); it is never counted as loss in the device under test.</p>"
+            + table(headers, rows, numeric_to=5)
+            + more)
+
+
+def _trace(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    index = test.get("plan_index")
+    if not isinstance(index, int) or not files.trials:
+        return ""
+    goals = goal_loss_ratios(test, config)
+    frames = []
+    for fs in test.get("frame_sizes") or []:
+        size = fs.get("frame_size_bytes")
+        reported = {str(p.get("name")): finite(p.get("throughput_fps")) for p in fs.get("points") or []
+                    if p.get("name") != "continuous" and finite(p.get("throughput_fps")) is not None}
+        frames.append((size, files.trials_of(index, size), reported))
+    uri = report_plots.trace_figure(frames, [ratio for _, ratio in goals])
+    goal_text = "; ".join(f"{n} loss ≤ {fmt_ratio_percent(r)} %" for n, r in goals) or "no goals (fixed rate)"
+    return figure(uri, "Search trace per frame size, from trials.jsonl: the offered load of every trial in the "
+                       "order run, coloured by the trial's own loss against each goal's loss ratio "
+                       f"({goal_text}); dashed lines are the reported throughputs. The search may decide a load "
+                       "on more than one trial or on a latency bound; its verdict is in the tables above.")
+
+
+def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note]) -> str:
+    index = test.get("plan_index")
+    config = files.plan_config(index)
+    label = plan_title(files, index)
+    parts = [f'<section class="plan"><h2>{e(label)} {_status_badge(test.get("status"))}</h2>']
+    if test.get("description"):
+        parts.append(f'<p class="desc">{e(test["description"])}</p>')
+    parts.append(kv_table(_parameters(files, test, config)))
+    if config:
+        parts.append("<details><summary>Full resolved configuration of this plan (config.yaml)</summary>"
+                     f"<pre>{e(yaml.safe_dump(config, sort_keys=False, default_flow_style=False, allow_unicode=True))}"
+                     "</pre></details>")
+    if notes:
+        parts.append("<h3>Validity notes</h3>" + _notes_list(files, notes, where=False))
+    names = report_plots.point_names(test) or [n for n, _ in goal_loss_ratios(test, config)]
+    if not names and test.get("frame_sizes"):
+        names = ["continuous" if test.get("traffic_type") == "continuous" else "no result"]
+    for name in names:
+        parts.append(_throughput_table(test, name))
+    if any(p.get("name") != "continuous" for fs in test.get("frame_sizes") or [] for p in fs.get("points") or []):
+        parts.append(_search_table(files, test))
+    else:
+        parts.append(_fixed_table(test))
+    parts.append(figure(report_plots.throughput_figure(test),
+                        "Throughput versus frame size (results.json): aggregate Mpps with the nominal line rate "
+                        "dashed, and the share of the nominal line rate in %."))
+    parts.append(figure(report_plots.latency_figure(test),
+                        "One-way latency at the reported throughput versus frame size (results.json): average "
+                        "with the min..max range in µs, from the latency trial named in the tables."))
+    parts.append(_trace(files, test, config))
+    if isinstance(index, int):
+        parts.append(_invalid_table(files, index))
+    parts.append("</section>")
+    return "\n".join(p for p in parts if p)
+
+
+def _footer(files: RunFiles) -> str:
+    rows = []
+    for name in INPUT_FILES:
+        if name in files.digests:
+            rows.append([name, fmt_fixed(files.sizes.get(name)), Raw(f'<span class="mono">{e(files.digests[name])}</span>')])
+        else:
+            rows.append([name, DASH, "missing"])
+    return ("<footer><h3>Source files</h3>"
+            f"<p>Run directory <span class=\"mono\">{e(files.run_dir)}</span>. Regenerate this report with "
+            f"<code>vsbench report {e(files.run_dir)}</code>; check every figure of {e(RESULTS_FILE)} against "
+            f"{e(TRIALS_FILE)} and {e(CONFIG_FILE)} with <code>vsbench recompute</code>.</p>"
+            + table([("File", ""), ("Size", "bytes"), ("SHA-256", "")], rows, numeric_to=2)
+            + "</footer>")
