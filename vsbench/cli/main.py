@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vsbench",
         description="Benchmark virtual switches: RFC 2544 throughput, latency and scaling.",
         epilog="Subcommands: 'vsbench cleanup' removes what a killed run left behind; "
-               "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials.",
+               "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials; "
+               "'vsbench report RUN_DIR' (re)writes a run's report.html from its files.",
     )
     parser.add_argument("--test", action="append", metavar="NAME", default=[],
                         help="testcase to run (repeatable); see --list")
@@ -100,6 +101,35 @@ def run_recompute(argv: Sequence[str], out: Console) -> int:
         return EXIT_FAILED
     out.print(f"{run_dir}: every reported figure recomputes exactly from trials.jsonl and config.yaml",
               markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def build_report_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vsbench report",
+                     description="Write the HTML report of a run from its files (results.json, "
+                                 "trials.jsonl, config.yaml, sysinfo.json); works for any old run.")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="where to write the report (default RUN_DIR/report.html)")
+    parser.add_argument("--debug", action="store_true")
+    return parser
+
+
+def run_report(argv: Sequence[str], out: Console) -> int:
+    args = build_report_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from vsbench.results import report_data, report_html
+
+    if args.output is not None and not args.output.parent.is_dir():
+        raise UsageError(f"cannot write {args.output}: no directory {args.output.parent}")
+    try:
+        written = report_html.write_report(args.run_dir, args.output)
+    except report_data.ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        target = args.output or args.run_dir / report_html.FILE_NAME
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    out.print(f"report written to {written}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -175,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_cleanup(argv[1:], err)
         if argv and argv[0] == "recompute":
             return run_recompute(argv[1:], out)
+        if argv and argv[0] == "report":
+            return run_report(argv[1:], out)
         return run_main(argv, out, err)
     except (UsageError, cfg.ConfigError, plugins.UnknownPluginError) as exc:
         _error(err, str(exc))

@@ -130,7 +130,7 @@ def load_run(run_dir: Path) -> RunFiles:
         results = json.loads(results_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReportInputError(f"{results_path}: cannot read: {_first_line(exc)}") from None
-    if not isinstance(results, dict):
+    if not isinstance(results, dict) or not isinstance(results.get("tests"), list):
         raise ReportInputError(f"{results_path}: not a vsbench results document")
 
     files = RunFiles(run_dir=run_dir, results=results)

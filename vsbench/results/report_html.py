@@ -360,8 +360,8 @@ def _where(files: RunFiles, note: Note) -> str:
 def _notes_list(files: RunFiles, notes: Sequence[Note], *, where: bool) -> str:
     items = []
     for note in notes:
-        place = f'<span class="where">{e(_where(files, note))}</span>' if where else ""
-        size = (f'<span class="where">{e(note.frame_size_bytes)} B</span>'
+        place = f'<span class="where">{e(_where(files, note))}</span> ' if where else ""
+        size = (f'<span class="where">{e(note.frame_size_bytes)} B</span> '
                 if not where and note.frame_size_bytes is not None else "")
         items.append(f'<li class="{e(note.severity)}">{place}{size}{e(note.text)}</li>')
     return f'<ul class="notes">{"".join(items)}</ul>' if items else ""

@@ -221,6 +221,17 @@ class Run:
             writers.write_results_json(self.run_dir / "results.json", self.results)
             writers.write_results_csv(self.run_dir / "results.csv", self.results)
 
+    def write_report(self) -> None:
+        """report.html from the files written so far. It is derived from them and can be
+        regenerated (``vsbench report``), so a failure here is logged, never the run's."""
+        try:
+            from vsbench.results import report_html  # matplotlib: imported only when a report is due
+
+            report_html.write_report(self.run_dir)
+        except Exception as exc:  # noqa: BLE001 - the results are safe; only the report is missing
+            log.warning("could not write report.html: %s", one_line(exc))
+            log.debug("report generation failed", exc_info=True)
+
     def write_sysinfo(self) -> None:
         writers.write_sysinfo_json(self.run_dir / "sysinfo.json", sysinfo.collect(self.run_id, self.plugin_versions))
 
@@ -366,6 +377,8 @@ class Run:
                     else:
                         log.error("internal error in plan %s:\n%s", test.label, traceback.format_exc())
                     self.display.note(f"{test.label}: failed: {test.error}", style="red")
+                if index < len(self.results.tests) - 1:  # the last plan's report is the final one
+                    self.write_report()
             self.results.status = "complete" if exit_code == EXIT_OK else "failed"
         except RunInterrupted as exc:
             guard.defer()
@@ -392,6 +405,7 @@ class Run:
                 self.write_results()
             except Exception:  # noqa: BLE001 - never mask the run's own outcome
                 log.exception("could not write the final results")
+            self.write_report()
             if self.claim is not None:
                 self.claim.release()
             log_file.close()
