@@ -8,7 +8,7 @@ from vsbench.measurement.search.exceed_test import (
     Verdict, binomial_cdf, binomial_sf, classify, clopper_pearson,
 )
 from vsbench.measurement.search.load_grid import LoadGrid
-from vsbench.measurement.search.load_stats import isotonic_rates
+from vsbench.measurement.search.monotone_fit import isotonic_rates, logistic_rate, pooled_rate
 from vsbench.measurement.search.relevant_bounds import relevant_bounds
 
 L, U, X = Verdict.LOWER, Verdict.UPPER, Verdict.UNDECIDED
@@ -95,3 +95,45 @@ def test_isotonic_pools_only_violators():
     assert fitted[3] == pytest.approx(13 / 21)
     fitted = isotonic_rates([(1, 5, 0), (2, 5, 2), (3, 5, 5)])
     assert fitted == {1: 0.0, 2: 0.4, 3: 1.0}
+
+
+def test_logistic_rate_hand_cases():
+    # symmetric data around the centre: the fitted rate there is one half
+    points = [(8, 10, 2), (9, 10, 4), (10, 10, 5), (11, 10, 6), (12, 10, 8)]
+    assert logistic_rate(points, 10) == pytest.approx(0.5, abs=1e-6)
+    # a flat 30% everywhere: slope ~0, rate ~0.3 (the ridge pulls a hair toward 0.5)
+    flat = [(i, 20, 6) for i in range(5)]
+    assert logistic_rate(flat, 2) == pytest.approx(0.3, abs=0.01)
+    # decreasing data: the slope is clamped at zero, so the fit is the pooled rate
+    falling = [(0, 10, 8), (1, 10, 2)]
+    assert logistic_rate(falling, 0) == pytest.approx(0.5, abs=0.01)
+
+
+def test_pooled_rate_uses_only_undecided_neighbours():
+    counts = {5: (13, 6), 6: (13, 7), 7: (5, 5)}
+    iso = isotonic_rates([(i, *counts[i]) for i in sorted(counts)])
+    # 7 is decided (5 of 5 bad): left out of the smooth fit, only 5 and 6 take part
+    rate = pooled_rate(6, counts, undecided={5, 6}, isotonic=iso)
+    assert rate == pytest.approx(0.5 * (logistic_rate([(5, 13, 6), (6, 13, 7)], 6) + 7 / 13))
+    # alone in its neighbourhood: the isotonic estimate
+    assert pooled_rate(6, counts, undecided={6}, isotonic=iso) == pytest.approx(7 / 13)
+
+
+def test_forced_decision_borrows_from_neighbours():
+    from vsbench.interfaces.traffic import TrialResult
+    from vsbench.measurement.search.api import Goal
+    from vsbench.measurement.search.load_stats import Target, TrialDatabase
+
+    db = TrialDatabase((Goal("NDR", 0.0),))
+    target = Target(1, alpha=0.05, n_max=11, trial_duration_s=1.0)
+
+    def add(index, bad_count, n=11):
+        for k in range(n):
+            lost = 1 if k < bad_count else 0
+            db.add(index, k, TrialResult(1000.0 * (1 + index), 1.0, 64, tx_frames=1000, rx_frames=1000 - lost))
+
+    add(1, 6)   # its own majority says upper...
+    add(2, 4)   # ...but the loads above it pass more often
+    add(3, 5)
+    verdicts = db.verdicts(0, target)
+    assert verdicts[1] is L  # isotonic pools 1 with 2 and 3: 15/33 < 0.5

@@ -67,8 +67,9 @@ class SearchConfig:
     tst009_verifications: int = 1
     #: ``multi``: error probability of each per-load classification (one-sided).
     alpha: float = 0.05
-    #: ``multi``: most full-length trials at one load before the majority rule decides.
-    max_trials_per_load: int = 11
+    #: ``multi``: full-length trials at one load after which an undecided load is judged
+    #: together with its neighbours (see ``monotone_fit``).
+    max_trials_per_load: int = 13
     #: Run one trial of ``full_trial_duration_s`` at each goal's lower bound afterwards.
     confirm: bool = False
     #: How many times a failed confirmation steps the bound down by one width.

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from vsbench.interfaces.traffic import TrialResult
 
 from .api import Goal
-from .exceed_test import Verdict, classify, decided_by_test as _decided_by_test
-
-ISOTONIC = True
+from .exceed_test import Verdict, classify, decided_by_test
+from .monotone_fit import isotonic_rates, pooled_rate
 from .trial_checks import trial_is_bad
 
 
@@ -106,29 +105,29 @@ class TrialDatabase:
         """Each load's verdict for one goal under one target.
 
         The per-load test decides what it can. A load that reached ``n_max`` trials
-        without a decision is judged by the monotone (isotonic) estimate of its bad-trial
-        probability: neighbouring loads whose bad-trial rates violate "more load, more
-        bad trials" are pooled, so a noisy majority at one load does not outvote its
-        neighbours. Loads the test decided are not touched -- a real loss inversion is
-        decided by the test long before n_max and stays conservative.
+        without a decision is judged by :func:`.monotone_fit.pooled_rate`, an estimate of
+        its bad-trial probability that also uses the neighbouring loads, instead of by its
+        own noisy majority. Loads the test decided keep that verdict, so a real loss
+        inversion (decided long before n_max) stays conservative.
         """
         goal = self.goals[goal_pos]
         counts = {
             i: s.counts(goal_pos, target.trial_duration_s, goal.exceed_ratio) for i, s in self.loads.items()
         }
         out: dict[int, Verdict] = {}
+        undecided: set[int] = set()
         forced: list[int] = []
         for i, (n, bad) in counts.items():
-            verdict = classify(n, bad, goal.exceed_ratio, target.alpha, target.n_max)
-            if ISOTONIC and n >= target.n_max and goal.exceed_ratio > 0 and not _decided_by_test(
-                n, bad, goal.exceed_ratio, target.alpha
-            ):
-                forced.append(i)
-            out[i] = verdict
-        if forced:
-            fitted = isotonic_rates([(i, *counts[i]) for i in sorted(counts) if counts[i][0] > 0])
+            out[i] = classify(n, bad, goal.exceed_ratio, target.alpha, target.n_max)
+            if n > 0 and goal.exceed_ratio > 0 and not decided_by_test(n, bad, goal.exceed_ratio, target.alpha):
+                undecided.add(i)
+                if n >= target.n_max:
+                    forced.append(i)
+        if forced and target.n_max > 1:
+            iso = isotonic_rates([(i, *counts[i]) for i in sorted(counts) if counts[i][0] > 0])
             for i in forced:
-                out[i] = Verdict.LOWER if fitted[i] < goal.exceed_ratio - 1e-12 else Verdict.UPPER
+                rate = pooled_rate(i, counts, undecided, iso)
+                out[i] = Verdict.LOWER if rate < goal.exceed_ratio - 1e-12 else Verdict.UPPER
         return out
 
     def forget_above(self, top: int) -> None:
@@ -136,19 +135,3 @@ class TrialDatabase:
         for index in [i for i in self.loads if i > top]:
             del self.loads[index]
 
-
-def isotonic_rates(points: list[tuple[int, int, int]]) -> dict[int, float]:
-    """Weighted isotonic (non-decreasing) fit of bad-trial rates over ascending loads.
-
-    ``points`` are ``(load index, trials, bad trials)`` sorted by index; the result maps
-    each index to its fitted rate (pool-adjacent-violators, weights = trials).
-    """
-    blocks: list[list] = []  # [trials, bad, indices]
-    for index, n, bad in points:
-        blocks.append([n, bad, [index]])
-        while len(blocks) > 1 and blocks[-2][1] * blocks[-1][0] > blocks[-1][1] * blocks[-2][0]:
-            n2, bad2, idx2 = blocks.pop()
-            blocks[-1][0] += n2
-            blocks[-1][1] += bad2
-            blocks[-1][2].extend(idx2)
-    return {i: bad / n for n, bad, idx in blocks for i in idx}
