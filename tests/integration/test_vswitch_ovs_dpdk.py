@@ -260,3 +260,17 @@ def test_a_killed_run_is_cleaned_up_from_its_run_dir(tmp_path):
         shutil.rmtree(work, ignore_errors=True)
         with contextlib.suppress(OSError):
             Path("/run/vsbench-test").rmdir()
+
+
+def test_vhostuser_and_vxlan_ports_are_created(rig_factory):
+    """No VM here, but OvS creates the vhost-user server socket and the VXLAN vport."""
+    rig = rig_factory()
+    vhu = rig.switch.add_port("br0", PortSpec("vhostuser", "vhu0"))
+    assert vhu.number == 3
+    assert vhu.spec.socket_path == rig.switch.instance.paths.run_dir / "vhu0"
+    assert vhu.spec.socket_path.is_socket()
+    vx = rig.switch.add_port("br0", PortSpec("tunnel", "vx0", options={"type": "vxlan", "remote_ip": "192.0.2.2", "key": 42}))
+    assert vx.number == 4
+    assert rig.switch.ctl.get("Interface", "vx0", "type") == "vxlan"
+    with pytest.raises(PluginError, match="run dir"):
+        rig.switch.add_port("br0", PortSpec("vhostuser", "vhu1", socket_path=Path("/tmp/elsewhere.sock")))
