@@ -100,3 +100,15 @@ def test_command_after_double_dash_is_kept_verbatim():
 def test_missing_kernel_version_names_the_package():
     with pytest.raises(lab.LabError, match="linux-image-amd64"):
         lab.find_kernel("0.0.0-does-not-exist")
+
+
+def test_root_is_never_shared_read_write():
+    with pytest.raises(lab.LabError, match="refusing to share /"):
+        lab._rw_shares([Path("/")])
+
+
+def test_kernel_command_line_tells_the_initramfs_how_many_shares_to_wait_for(tmp_path):
+    config = lab.LabConfig(argv=["true"], cwd=tmp_path, rw_dirs=[])
+    argv = lab.qemu_argv("qemu", Path("/boot/vmlinuz-x"), tmp_path / "i.cpio", tmp_path, config,
+                         [("rw0", tmp_path), ("rw1", tmp_path / "x")], out_fd=7, err_fd=8)
+    assert "vsbench_lab_9p=4" in argv[argv.index("-append") + 1].split()

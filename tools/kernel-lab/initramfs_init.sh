@@ -17,10 +17,15 @@ for m in /modules/*.ko; do
     $B insmod "$m" || fail "insmod $m failed"
 done
 
-# Wait for the virtio devices to appear (the PCI probe is asynchronous).
+# Wait until every 9p device (root, exchange, read-write shares; the host passes their
+# number as vsbench_lab_9p=N) is bound to the 9p transport.
+want=2
+for word in $($B cat /proc/cmdline); do
+    case "$word" in vsbench_lab_9p=*) want="${word#vsbench_lab_9p=}" ;; esac
+done
 i=0
 while [ ! -e /sys/bus/virtio/drivers/9pnet_virtio ] || \
-      [ "$($B ls /sys/bus/virtio/drivers/9pnet_virtio | $B grep -c virtio)" -lt 2 ]; do
+      [ "$($B ls /sys/bus/virtio/drivers/9pnet_virtio | $B grep -c virtio)" -lt "$want" ]; do
     i=$((i + 1)); [ $i -gt 200 ] && fail "9p devices did not appear"
     $B usleep 10000
 done

@@ -232,6 +232,7 @@ def qemu_argv(qemu: str, kernel: Path, initramfs: Path, xchg: Path, config: LabC
     writing the guest command's stdout and stderr into the pipes ``out_fd``/``err_fd``."""
     cmdline = " ".join([
         "console=ttyS0", "loglevel=4", "panic=-1", "rdinit=/init",
+        f"vsbench_lab_9p={2 + len(rw_tags)}",  # 9p devices the initramfs waits for
         "tsc=reliable", "no_timer_check", "mitigations=off", "nokaslr", "edd=off",
         *config.kernel_args,
     ])
@@ -262,6 +263,9 @@ def _rw_shares(dirs: Sequence[Path]) -> list[tuple[str, Path]]:
     for d in sorted({d.resolve() for d in dirs}, key=lambda p: len(p.parts)):
         if not d.is_dir():
             raise LabError(f"--rw {d}: not a directory")
+        if d == Path("/"):
+            raise LabError("refusing to share / read-write with the guest; run from a project "
+                           "directory (the working directory is shared) or name directories with --rw")
         if any(d == u or u in d.parents for u in unique):
             continue
         unique.append(d)
@@ -415,6 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         verbose=args.verbose,
         kernel_args=tuple(args.kernel_args.split()),
     )
+    # A TERM to this tool must still end the guest it started (finally: in run_in_lab).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         return run_in_lab(config)
     except LabError as exc:
