@@ -147,7 +147,8 @@ class Selector:
         guess = self._guess(b.upper, db, grid) if self.stage + 1 < len(self.targets) or GUESS_IN_FINAL else None
         if guess is not None and self._guesses_still_halve(gap):
             choice = min(max(guess, b.lower + 1), b.upper - 1)
-            self.guess_gaps.append(gap)
+            if not self.guess_gaps or self.guess_gaps[-1] != gap:  # not a repeated nomination
+                self.guess_gaps.append(gap)
         else:
             self.guess_gaps = []
         inside = [i for i in undecided if b.lower < i < b.upper]
@@ -156,7 +157,13 @@ class Selector:
         return choice
 
     def _guesses_still_halve(self, gap: int) -> bool:
-        """Loss-guided guesses are trusted while each two of them at least halve the gap."""
+        """Loss-guided guesses are trusted while each two of them at least halve the gap.
+
+        ``guess_gaps`` holds the bracket gap at each distinct guess (a nomination repeated
+        while another goal's candidate is measured does not count).
+        """
+        if gap in self.guess_gaps[-1:]:
+            return len(self.guess_gaps) < 3 or self.guess_gaps[-1] * 2 <= self.guess_gaps[-3]
         if len(self.guess_gaps) < 2:
             return True
         return gap * 2 <= self.guess_gaps[-2]
