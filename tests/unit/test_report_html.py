@@ -25,6 +25,7 @@ class Page(HTMLParser):
         self.stack: list[str] = []
         self.errors: list[str] = []
         self.tags: set[str] = set()
+        self.ids: set[str] = set()
         self.links: list[tuple[str, str, str]] = []  # (tag, attribute, value)
         self.tables: list[list[list[str]]] = []
         self.items: list[tuple[str, str]] = []  # (class, text) of <li>
@@ -39,6 +40,7 @@ class Page(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         self.tags.add(tag)
+        self.ids.update(value for name, value in attrs if name == "id")
         for name, value in attrs:
             if name in ("src", "href", "action", "srcset", "data", "poster") and value is not None:
                 self.links.append((tag, name, value))
@@ -87,10 +89,14 @@ def check_page(path: Path) -> Page:
     page = Page(text)
     assert page.errors == []
     assert not page.tags & {"script", "link", "iframe", "object", "embed", "base"}
+    images = [value for tag, _, value in page.links if tag == "img"]
     for tag, attribute, value in page.links:
-        assert value.startswith("data:image/svg+xml;base64,"), (tag, attribute, value[:80])
+        if tag == "a":  # links within the page only
+            assert value.startswith("#") and value[1:] in page.ids, value
+        else:
+            assert tag == "img" and value.startswith("data:image/svg+xml;base64,"), (tag, attribute, value[:80])
     assert "@import" not in text and "url(" not in text
-    for _, _, uri in page.links:
+    for uri in images:
         svg = base64.b64decode(uri.split(",", 1)[1])
         root = ET.fromstring(svg)  # well-formed SVG
         assert root.tag.endswith("svg")
@@ -128,7 +134,7 @@ def test_runner_writes_a_self_contained_report_with_every_reported_figure(tmp_pa
         search_rows = [r for r in page.rows_starting_with(str(fs["frame_size_bytes"])) if r[1] == "NDR"]
         assert search_rows and search_rows[0][2:4] == [fixed(ndr["lower_bound_fps"]), fixed(ndr["upper_bound_fps"])]
     text = "".join(page.text)
-    assert len(page.links) == 3  # throughput, latency, search trace
+    assert [tag for tag, _, _ in page.links] == ["img"] * 3  # throughput, latency, search trace
     assert "Every reported figure in results.json recomputes exactly" in text
     assert "No invalid trial, placement warning or irregular search result was recorded." in text
     # the bill of materials and the versions the plugins reported
@@ -149,11 +155,17 @@ def test_generator_limited_trials_and_irregular_results_are_shown(tmp_path, test
     invalid = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
     invalid = [d for d in invalid if not d["valid"]]
     assert invalid
-    notes = [text for klass, text in page.items if klass in ("warning", "error")]
-    assert any("generator-limited" in n and n.startswith("phy2phy_tput 64 B") for n in notes), notes
-    assert any("trials invalid" in n for n in notes)
+    # at the top: the plan's warnings counted, with the invalid trials and the irregular result
+    digest = f"{len(invalid)} of 4 trials invalid (generator-limited ×{len(invalid)}); irregular NDR result at 64 B"
+    assert any(klass == "warning" and t.startswith("phy2phy_tput 4 warning(s) at 64 B") and digest in t
+               for klass, t in page.items), page.items
+    # in the plan: every note of the frame size, in full
+    notes = [text for klass, text in page.items if klass == "warning" and not text.startswith("phy2phy_tput")]
+    assert any(n.startswith("generator could not deliver 4000000 fps") and "generator-limited" in n for n in notes)
+    assert f"{len(invalid)} of 4 trials invalid (generator-limited x{len(invalid)})" in notes
     assert any("max_load is a lower bound" in n for n in notes)
     assert any("latency not measured" in n for n in notes)
+    assert len(notes) == 4
     text = "".join(page.text)
     assert f"Invalid trials ({len(invalid)}: generator-limited ×{len(invalid)})" in text
     for doc in invalid:  # every invalid trial listed with its reason
@@ -185,7 +197,8 @@ def test_an_interrupted_run_still_gets_a_report_that_says_so(tmp_path, testkit):
     assert code == 143
     page = check_page(only_run_dir(testkit) / "report.html")
     assert ("error", "run the run was interrupted: results are partial") in page.items
-    assert any(klass == "error" and "frame size interrupted" in text for klass, text in page.items)
+    assert ("error", "phy2phy_tput 64 B frame size interrupted") in page.items  # errors in full at the top
+    assert ("error", "frame size interrupted") in page.items  # and in the plan
 
 
 def test_every_plan_of_a_run_with_a_failed_plan_is_reported(tmp_path, testkit):

@@ -218,6 +218,11 @@ ul.notes li { padding: 5px 10px; margin: 3px 0; border-left: 4px solid var(--war
 ul.notes li.error { border-color: var(--err); background: var(--errbg); }
 ul.notes li.info { border-color: var(--line); background: var(--stripe); }
 ul.notes .where { font-weight: 600; margin-right: 6px; }
+table.notes td { vertical-align: top; }
+table.notes ul.notes { margin: 0; }
+table.notes ul.notes li { padding: 3px 8px; margin: 2px 0; }
+table.data.notes tbody tr:nth-child(even) { background: none; }
+a { color: inherit; }
 .allclear { padding: 6px 10px; border-left: 4px solid var(--ok); background: var(--okbg); }
 figure { margin: 10px 0 18px; }
 figure img { max-width: 100%; height: auto; display: block; }
@@ -357,14 +362,16 @@ def _where(files: RunFiles, note: Note) -> str:
     return f"{label} {note.frame_size_bytes} B" if note.frame_size_bytes is not None else str(label)
 
 
+def _note_item(files: RunFiles, note: Note, *, where: bool, size: bool = True) -> str:
+    place = f'<span class="where">{e(_where(files, note))}</span> ' if where else ""
+    if size and not where and note.frame_size_bytes is not None:
+        place = f'<span class="where">{e(note.frame_size_bytes)} B</span> '
+    return f'<li class="{e(note.severity)}">{place}{e(note.text)}</li>'
+
+
 def _notes_list(files: RunFiles, notes: Sequence[Note], *, where: bool) -> str:
-    items = []
-    for note in notes:
-        place = f'<span class="where">{e(_where(files, note))}</span> ' if where else ""
-        size = (f'<span class="where">{e(note.frame_size_bytes)} B</span> '
-                if not where and note.frame_size_bytes is not None else "")
-        items.append(f'<li class="{e(note.severity)}">{place}{size}{e(note.text)}</li>')
-    return f'<ul class="notes">{"".join(items)}</ul>' if items else ""
+    items = "".join(_note_item(files, note, where=where) for note in notes)
+    return f'<ul class="notes">{items}</ul>' if items else ""
 
 
 def _consistency(files: RunFiles) -> list[str] | None:
@@ -378,26 +385,79 @@ def _consistency(files: RunFiles) -> list[str] | None:
         return [f"could not recompute: {type(exc).__name__}: {exc}"]
 
 
+def _plan_digest(files: RunFiles, plan_index: int, warnings: Sequence[Note]) -> str:
+    """One line for the top of the report: how many warnings a plan has, where, and the
+    invalid trials and irregular results behind them (each listed in full in the plan)."""
+    sizes = sorted({n.frame_size_bytes for n in warnings if n.frame_size_bytes is not None})
+    text = f"{len(warnings)} warning(s)" + (f" at {', '.join(str(s) for s in sizes)} B" if sizes else "")
+    records = files.trials_of(plan_index)
+    invalid = invalid_tally(records)
+    details = []
+    if invalid:
+        count = sum(1 for r in records if not r.valid)
+        details.append(f"{count} of {len(records)} trials invalid ("
+                       + ", ".join(f"{tag} ×{n}" for tag, n in sorted(invalid.items())) + ")")
+    test = next((t for t in files.tests if t.get("plan_index") == plan_index), {})
+    irregular: dict[str, list[str]] = {}
+    for fs in test.get("frame_sizes") or []:
+        for point in fs.get("points") or []:
+            if point.get("regular") is False:
+                irregular.setdefault(str(point.get("name")), []).append(str(fs.get("frame_size_bytes")))
+    for name, where in irregular.items():
+        details.append(f"irregular {name} result at {', '.join(where)} B")
+    return text + (": " + "; ".join(details) if details else "")
+
+
 def _validity_section(files: RunFiles, notes: Sequence[Note], consistency: list[str] | None) -> str:
-    errors = sum(1 for n in notes if n.severity == "error")
-    warnings = sum(1 for n in notes if n.severity == "warning")
+    """Every error in full; a plan's warnings as one line pointing at its own full list."""
+    errors = [n for n in notes if n.severity == "error"]
+    warnings = [n for n in notes if n.severity == "warning"]
     parts = ["<h2>Validity</h2>"]
     if notes:
-        parts.append(f"<p>{errors} error(s) and {warnings} warning(s) qualify figures of this run. "
-                     "Rows they concern are highlighted in the tables below.</p>")
-        parts.append(_notes_list(files, notes, where=True))
+        parts.append(f"<p>{len(errors)} error(s) and {len(warnings)} warning(s) qualify figures of this run. "
+                     "Errors are listed here; every note is listed in full in the section of its testcase, "
+                     "and the rows they concern are highlighted.</p>")
+        shown = [n for n in notes if n.severity == "error" or n.plan_index is None]
+        items = [_note_item(files, n, where=True) for n in shown]
+        for test in files.tests:
+            index = test.get("plan_index")
+            plan_warnings = [n for n in warnings if n.plan_index == index and n not in shown]
+            if plan_warnings and isinstance(index, int):
+                items.append(f'<li class="warning"><span class="where"><a href="#plan-{index}">'
+                             f"{e(plan_title(files, index))}</a></span> "
+                             f"{e(_plan_digest(files, index, plan_warnings))}</li>")
+        parts.append(f'<ul class="notes">{"".join(items)}</ul>')
     else:
         parts.append('<p class="allclear">No invalid trial, placement warning or irregular search '
                      "result was recorded.</p>")
     if consistency is None:
         parts.append('<p class="muted">Recomputation not possible: config.yaml or trials.jsonl is missing.</p>')
     elif consistency:
-        items = [Note("error", f"recomputation mismatch: {m}") for m in consistency]
-        parts.append(_notes_list(files, items, where=False))
+        items = [_note_item(files, Note("error", f"recomputation mismatch: {m}"), where=False) for m in consistency]
+        parts.append(f'<ul class="notes">{"".join(items)}</ul>')
     else:
         parts.append('<p class="allclear">Every reported figure in results.json recomputes exactly from '
                      "trials.jsonl and config.yaml (<code>vsbench recompute</code>).</p>")
     return "\n".join(parts)
+
+
+def _plan_notes(files: RunFiles, notes: Sequence[Note]) -> str:
+    """A plan's notes: its own in a list, then a table with the notes of each frame size."""
+    if not notes:
+        return ""
+    general = [n for n in notes if n.frame_size_bytes is None]
+    parts = ["<h3>Validity notes</h3>", _notes_list(files, general, where=False)]
+    sizes: list[int] = []
+    for n in notes:
+        if n.frame_size_bytes is not None and n.frame_size_bytes not in sizes:
+            sizes.append(n.frame_size_bytes)
+    rows = []
+    for size in sizes:
+        items = "".join(_note_item(files, n, where=False, size=False) for n in notes if n.frame_size_bytes == size)
+        rows.append([size, Raw(f'<ul class="notes">{items}</ul>')])
+    if rows:
+        parts.append(table([("Frame size", "B"), ("Notes", "")], rows, numeric_to=1, css="data notes"))
+    return "".join(parts)
 
 
 def _summary_section(files: RunFiles) -> str:
@@ -718,7 +778,7 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
     index = test.get("plan_index")
     config = files.plan_config(index)
     label = plan_title(files, index)
-    parts = [f'<section class="plan"><h2>{e(label)} {_status_badge(test.get("status"))}</h2>']
+    parts = [f'<section class="plan" id="plan-{e(index)}"><h2>{e(label)} {_status_badge(test.get("status"))}</h2>']
     if test.get("description"):
         parts.append(f'<p class="desc">{e(test["description"])}</p>')
     parts.append(kv_table(_parameters(files, test, config)))
@@ -726,13 +786,12 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
         parts.append("<details><summary>Full resolved configuration of this plan (config.yaml)</summary>"
                      f"<pre>{e(yaml.safe_dump(config, sort_keys=False, default_flow_style=False, allow_unicode=True))}"
                      "</pre></details>")
-    if notes:
-        parts.append("<h3>Validity notes</h3>" + _notes_list(files, notes, where=False))
     names = report_plots.point_names(test) or [n for n, _ in goal_loss_ratios(test, config)]
     if not names and test.get("frame_sizes"):
         names = ["continuous" if test.get("traffic_type") == "continuous" else "no result"]
     for name in names:
         parts.append(_throughput_table(test, name))
+    parts.append(_plan_notes(files, notes))
     if any(p.get("name") != "continuous" for fs in test.get("frame_sizes") or [] for p in fs.get("points") or []):
         parts.append(_search_table(files, test))
     else:
