@@ -4,8 +4,10 @@ Each goal walks a short list of targets, coarse to fine (see
 :class:`~vsbench.measurement.search.load_stats.Target`). For its current target it looks
 at its relevant bounds and nominates one load:
 
-* **refine** -- at a new target, re-measure the previous target's bounds until the finer
-  test classifies them (lower first);
+* **halve** -- at a new target, first measure the middle of the previous target's bracket
+  (so a previous bound the middle makes irrelevant never costs a full classification);
+* **refine** -- then re-measure the previous target's bounds until the finer test
+  classifies them (lower first);
 * **external search** -- a bound is missing: step beyond the other bound by a width that
   doubles after every step that did not find it, or jump straight to where the measured
   loss says the limit is (forwarding rate / (1 - goal loss ratio));
@@ -29,10 +31,6 @@ from .exceed_test import Verdict
 from .load_grid import LoadGrid
 from .load_stats import Target, TrialDatabase
 from .relevant_bounds import Bounds, relevant_bounds
-
-
-GUESS_IN_FINAL = True
-HALVE_FIRST = True
 
 
 @dataclass(frozen=True, order=True)
@@ -111,7 +109,7 @@ class Selector:
             # of this stage's widths wide -- measured first, so a bound of the previous
             # stage that the middle makes irrelevant never costs a full classification
             gap = prev.gap()
-            if HALVE_FIRST and gap is not None and step < gap <= 2 * step:
+            if gap is not None and step < gap <= 2 * step:
                 middle = self._bisect(prev.lower, prev.upper, step)
                 if worth(middle):
                     return middle
@@ -132,7 +130,7 @@ class Selector:
         if b.lower is None:  # external search downwards
             self.expansions_up = 0
             reach = max(0, b.upper - step * 2**self.expansions_down)
-            guess = self._guess(b.upper, db, grid) if self.stage + 1 < len(self.targets) or GUESS_IN_FINAL else None
+            guess = self._guess(b.upper, db, grid)
             if guess is not None and guess < b.upper:
                 reach = min(reach, max(0, guess))
             below = [i for i in undecided if reach <= i < b.upper]
@@ -144,7 +142,7 @@ class Selector:
         self.expansions_up = self.expansions_down = 0
         gap = b.upper - b.lower
         choice = self._bisect(b.lower, b.upper, step)
-        guess = self._guess(b.upper, db, grid) if self.stage + 1 < len(self.targets) or GUESS_IN_FINAL else None
+        guess = self._guess(b.upper, db, grid)
         if guess is not None and self._guesses_still_halve(gap):
             choice = min(max(guess, b.lower + 1), b.upper - 1)
             if not self.guess_gaps or self.guess_gaps[-1] != gap:  # not a repeated nomination
