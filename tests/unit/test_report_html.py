@@ -292,3 +292,24 @@ def test_ratio_format():
     assert report_html.fmt_ratio_percent(0.0) == "0"
     assert report_html.fmt_ratio_percent(0.00123456) == "0.123"
     assert report_html.fmt_ratio_percent(None) == "–"
+
+
+def test_cpu_oversubscription_is_an_error_at_the_top(tmp_path, testkit):
+    from vsbench.results import report_data
+    from vsbench.runner import placement
+
+    assert report_data.OVERSUBSCRIBED_PREFIX == placement.OVERSUBSCRIBED_PREFIX  # same wording, two layers
+    code, _ = run(make_plans(tmp_path, testkit, params="frame_sizes=[64];trial_duration=1"), testkit)
+    assert code == 0
+    run_dir = only_run_dir(testkit)
+    results = results_of(run_dir)
+    warning = (f"{placement.OVERSUBSCRIBED_PREFIX} (pmd-shares-generator): PMD CPU 1 also runs the generator; "
+               "figures measure CPU contention, not the DUT")
+    results["tests"][0]["notes"] = [warning, "CPU placement (no-isolcpus): no CPU is isolated"]
+    (run_dir / "results.json").write_text(json.dumps(results))
+    assert main(["report", str(run_dir)]) == 0
+    page = check_page(run_dir / "report.html")
+    assert ("error", f"phy2phy_tput {warning}") in page.items  # in full at the top
+    assert ("error", warning) in page.items  # and in the plan
+    assert ("warning", "CPU placement (no-isolcpus): no CPU is isolated") in page.items
+    assert "1 error(s) and 1 warning(s) qualify figures of this run" in "".join(page.text)

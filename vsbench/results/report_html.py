@@ -225,7 +225,7 @@ table.data.notes tbody tr:nth-child(even) { background: none; }
 a { color: inherit; }
 .allclear { padding: 6px 10px; border-left: 4px solid var(--ok); background: var(--okbg); }
 figure { margin: 10px 0 18px; }
-figure img { max-width: 100%; height: auto; display: block; }
+figure img { width: 100%; max-width: 1100px; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 12px; margin-top: 2px; }
 details { margin: 6px 0 14px; }
 summary { cursor: pointer; color: var(--muted); }
