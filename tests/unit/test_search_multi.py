@@ -29,6 +29,8 @@ def test_clean_limit_ndr_and_pdr_from_one_trial_stream():
     # five consistent trials decide each bound (alpha = 0.05)
     assert (ndr.lower_bound_trials, ndr.lower_bound_bad) == (5, 0)
     assert (ndr.upper_bound_trials, ndr.upper_bound_bad) == (5, 5)
+    assert ndr.lower_bound_bad_ci == (0.0, pytest.approx(1 - 0.025 ** 0.2))
+    assert ndr.upper_bound_bad_ci == (pytest.approx(0.025 ** 0.2), 1.0)
     # NDR's upper bound is PDR's lower bound here: the same trials serve both goals
     assert ndr.upper_bound_fps == pdr.lower_bound_fps
     assert result.trial_seconds <= 20

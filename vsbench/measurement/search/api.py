@@ -102,6 +102,9 @@ class GoalResult:
     lower_bound_bad: int = 0
     upper_bound_trials: int = 0
     upper_bound_bad: int = 0
+    #: 95% Clopper-Pearson interval of the bad-trial probability at each bound.
+    lower_bound_bad_ci: tuple[float, float] | None = None
+    upper_bound_bad_ci: tuple[float, float] | None = None
     #: Achieved width (upper - lower) / upper, ``None`` without both bounds.
     relative_width: float | None = None
     #: Outcome of the optional full-duration confirmation trial(s) at the lower bound.

@@ -19,7 +19,7 @@ import math
 
 from .api import GoalResult, SearchConfig, SearchResult, TrialFn
 from .candidates import Selector
-from .exceed_test import Verdict
+from .exceed_test import Verdict, clopper_pearson
 from .load_grid import LoadGrid
 from .load_stats import Target, TrialDatabase
 from .measurer import BudgetExhausted, GeneratorExhausted, Measurer
@@ -119,6 +119,7 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         stats = db.loads[b.lower]
         n, bad = stats.counts(s.goal_pos, final.trial_duration_s, s.goal.exceed_ratio)
         result.lower_bound_trials, result.lower_bound_bad = n, bad
+        result.lower_bound_bad_ci = clopper_pearson(n, bad)
         full = stats.full_records(final.trial_duration_s) or stats.records
         ranked = sorted(full, key=lambda r: r.loss_ratio)
         quantile = ranked[max(0, math.ceil((1.0 - s.goal.exceed_ratio) * len(ranked)) - 1)]
@@ -128,6 +129,7 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         stats = db.loads[b.upper]
         n, bad = stats.counts(s.goal_pos, final.trial_duration_s, s.goal.exceed_ratio)
         result.upper_bound_trials, result.upper_bound_bad = n, bad
+        result.upper_bound_bad_ci = clopper_pearson(n, bad)
         worst = [r for r in stats.records if r.bad[s.goal_pos]] or stats.records
         result.upper_bound_trial = worst[0].trial_index
     return result
