@@ -28,6 +28,10 @@ if _missing:
     pytest.skip(f"missing: {_missing[0]}", allow_module_level=True)
 
 
+#: Stands in for the runner's state dir (/run/vsbench/<run id>/ is each run's work dir).
+WORK_ROOT = Path("/run/vsbench-test")
+
+
 def nr_hugepages() -> int:
     return int(Path("/proc/sys/vm/nr_hugepages").read_text())
 
@@ -40,7 +44,7 @@ class Rig:
         ctx = PluginContext(
             testbed.run_id, settings or {}, tmp_path / "logs", stack,
             run_config={"dut": {"meter_pps": meter_pps}}, dut_netns=testbed.dut_netns,
-            work_dir=Path("/run/vsbench-test") / testbed.run_id,  # as the runner's state dir
+            work_dir=WORK_ROOT / testbed.run_id,  # as the runner's state dir
         )
         self.switch = OvsDpdk(ctx)
         self.switch.name = "ovs_dpdk"
@@ -82,12 +86,14 @@ def rig_factory(tmp_path):
         for pid in (vswitchd_pid, ovsdb_pid):
             assert not Path(f"/proc/{pid}").exists(), f"process {pid} left running"
         assert not run_dir.exists(), f"{run_dir} left behind"
-        assert run_dir.parent == Path("/run/vsbench-test") / run_dir.name.split("-")[1]
-        run_dir.parent.rmdir()  # the runner's work dir is the runner's to remove
+        assert run_dir.parent == WORK_ROOT / run_dir.name.split("-")[1]
         assert not (hugepages.DPDK_RUNTIME_ROOT / prefix).exists()
         assert str(run_dir) not in Path("/proc/mounts").read_text()
+    for _, _, run_id in (m for m in made if isinstance(m, tuple)):
+        with contextlib.suppress(FileNotFoundError):
+            (WORK_ROOT / run_id).rmdir()  # the run's work dir is the runner's to remove
     with contextlib.suppress(OSError):
-        Path("/run/vsbench-test").rmdir()
+        WORK_ROOT.rmdir()
     names = os.popen("ip netns list").read()
     for _, _, run_id in (m for m in made if isinstance(m, tuple)):
         assert run_id not in names
@@ -232,7 +238,7 @@ def test_a_killed_run_is_cleaned_up_from_its_run_dir(tmp_path):
 
     from vsbench_plugins.vswitch.ovs.instance import cleanup_dead_run_dir
 
-    run_id, work = naming.new_run_id(), Path("/run/vsbench-test") / "killed"
+    run_id, work = naming.new_run_id(), WORK_ROOT / "killed"
     before = nr_hugepages()
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, str(Path(__file__).parent), run_id, str(work)],
                             stdout=subprocess.PIPE, text=True)
@@ -259,7 +265,7 @@ def test_a_killed_run_is_cleaned_up_from_its_run_dir(tmp_path):
             subprocess.run(["ip", "netns", "del", naming.netns_name(run_id, role)], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
         with contextlib.suppress(OSError):
-            Path("/run/vsbench-test").rmdir()
+            WORK_ROOT.rmdir()
 
 
 def test_vhostuser_and_vxlan_ports_are_created(rig_factory):
