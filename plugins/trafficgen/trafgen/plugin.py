@@ -19,10 +19,12 @@ probes that reached the probe socket, minus frames that are neither (a DUT's own
 
 A trial trafgen could not send at the asked rate keeps its real counters: it is cut at a
 deadline (fewer frames than intended) or, when it finished late, marked invalid with the
-time it took. ``tx_duration_s`` is trafgen's own sending loop plus the shaper drain seen
-after trafgen exited. When trafgen is the bottleneck the shaper queue is empty and that is
-the sending time; when the shaper sets the pace it may fall a few milliseconds short (what
-drained while trafgen was exiting) -- never long, so a slow generator is never passed.
+time it took. ``tx_duration_s`` is trafgen's own clock for its sending loop plus what its
+shaper still held when trafgen's exit was seen, at the shaper's rate. When trafgen is the
+bottleneck the queue is empty and that is the sending time, measured by trafgen itself (not
+by this process's polling, which a busy machine delays); when the shaper sets the pace the
+figure may fall a few milliseconds short (what drained while trafgen was exiting), and the
+shaper's pace is exact then.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ class _Sender:
     cut: bool = False
     exited_at: float | None = None
     drained_at: float | None = None
+    queued_at_exit: int | None = None  # frames in the shaper when trafgen's exit was seen
 
 
 def split_cpus(cpus: Sequence[int], directions: int) -> list[tuple[int, ...]]:
@@ -381,10 +384,12 @@ class Trafgen(TrafficGenerator):
                     cut_reasons.append(f"trafgen on {d.tx.iface} had not finished at the deadline "
                                        f"({report.tx_packets} of {sender.frames} frames)")
                 loop_s = report.send_time_s
-                # trafgen's own clock stops when the last frame is queued; the shaper still
-                # holds up to a send buffer of frames then
-                send_times[d.index] = (None if loop_s is None or sender.drained_at is None
-                                       else loop_s + max(0.0, sender.drained_at - sender.exited_at))
+                # trafgen's own clock stops when its last frame is queued; what the shaper
+                # still held then leaves at the shaper's rate. Frames that left while trafgen
+                # was exiting are not seen, so this is a lower bound of the sending time --
+                # exact when trafgen, not the shaper, was the bottleneck (queue empty).
+                queued = sender.queued_at_exit or 0
+                send_times[d.index] = None if loop_s is None else loop_s + queued / per_dir_fps
             time.sleep(drain_s)
             if self._probe is not None:
                 probe_outcome = self._probe.finish()
@@ -518,6 +523,8 @@ class Trafgen(TrafficGenerator):
                     backlog = self._reader.backlog(sender.direction.tx.iface)
                 except NetlinkError as exc:
                     raise PluginError(f"trafgen: {exc}") from None
+                if sender.queued_at_exit is None:
+                    sender.queued_at_exit = backlog.packets
                 if backlog.packets == 0:
                     sender.drained_at = time.monotonic()
                     pending.remove(sender)
