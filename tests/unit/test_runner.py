@@ -22,6 +22,7 @@ import yaml
 from rich.console import Console
 from stevedore import ExtensionManager
 
+from vsbench.measurement import recheck
 from vsbench.results import recompute, schema
 from vsbench.runner import config as cfg
 from vsbench.runner import testcases
@@ -112,20 +113,31 @@ def test_throughput_run_leaves_every_file_and_every_number_recomputes(tmp_path, 
     assert (test["vswitch"], test["trafficgen"]) == ("marker_switch", "model_gen")
     assert [fs["frame_size_bytes"] for fs in test["frame_sizes"]] == [64, 128]
     for fs in test["frame_sizes"]:
-        [ndr] = fs["points"]
+        ndr, pdr = fs["points"]  # the default multi-goal search: NDR and PDR
+        assert (ndr["name"], pdr["name"], fs["search_mode"]) == ("NDR", "PDR", "multi")
         # the modelled DUT forwards 1 Mfps: NDR within the search width below it
         assert 0.99e6 <= ndr["throughput_fps"] <= 1e6
         assert ndr["loss_ratio"] == 0.0 and ndr["valid"] and ndr["regular"]
+        assert ndr["lower_bound_fps"] < ndr["upper_bound_fps"] and ndr["lower_bound_trials"] >= 1
+        # 0.5% loss allowed: PDR at or above NDR, below capacity / (1 - 0.005)
+        assert ndr["throughput_fps"] <= pdr["throughput_fps"] <= 1e6 / 0.995
         assert ndr["latency"]["samples"] == 100 and ndr["latency"]["min_ns"] >= 20_000
+        assert ndr["latency_summary"]["percentiles_ns"]["p50"] is not None
+        assert ndr["latency_summary"]["percentiles_ns"]["p99"] is None  # 100 samples do not back a p99
+        assert [lp["label"] for lp in fs["latency_points"]] == ["probes only", "10% of PDR", "50% of PDR",
+                                                              "90% of PDR", "NDR"]
+        assert fs["trial_count"] > 0 and fs["trial_seconds"] > 0 and not fs["generator_limited"]
         assert fs["max_load_fps"] == pytest.approx(2 * 10e9 / ((fs["frame_size_bytes"] + 20) * 8))
         assert ndr["line_rate_percent"] == pytest.approx(100 * ndr["throughput_fps"] / fs["max_load_fps"])
 
     docs = trials_of(run_dir)
     assert [d["trial_index"] for d in docs] == list(range(len(docs)))
     roles = [d["role"] for d in docs if d["frame_size_bytes"] == 64]
-    assert roles[0] == "warmup" and roles[-1] == "final" and set(roles[1:-1]) == {"search"}
+    # one warm-up, the search, then the five latency trials
+    assert roles[0] == "warmup" and roles[-5:] == ["final"] * 5 and set(roles[1:-5]) == {"search"}
     assert docs[0]["collectors"] == {"trial_counter": {"trial": 1}}
     assert recompute.verify(run_dir) == []
+    assert recheck.verify(run_dir) == []
 
     with open(run_dir / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))

@@ -87,13 +87,13 @@ def build_recompute_parser() -> argparse.ArgumentParser:
 def run_recompute(argv: Sequence[str], out: Console) -> int:
     args = build_recompute_parser().parse_args(argv)
     _setup_logging(args.debug)
-    from vsbench.results import recompute
+    from vsbench.measurement import recheck
 
     run_dir: Path = args.run_dir
     for needed in ("results.json", "config.yaml", "trials.jsonl"):
         if not (run_dir / needed).is_file():
             raise UsageError(f"{run_dir}: not a run directory ({needed} missing)")
-    problems = recompute.verify(run_dir)
+    problems = recheck.verify(run_dir)
     if problems:
         for problem in problems:
             out.print(f"MISMATCH {problem}", markup=False, highlight=False, soft_wrap=True)

@@ -205,6 +205,38 @@ class ReportedPoint:
     irregular_reason: str | None = None
     latency: LatencyStats | None = None
     latency_trial_index: int | None = None
+    # -- search statistics behind the bounds (multi-goal search; n=1 in binary modes) --
+    lower_bound_trials: int | None = None
+    lower_bound_bad: int | None = None
+    upper_bound_trials: int | None = None
+    upper_bound_bad: int | None = None
+    relative_width: float | None = None
+    confirmed_fps: float | None = None
+    #: Spread over whole-search repetitions (``search.repetitions`` > 1), else None.
+    repetitions: dict[str, Any] | None = None
+    #: The full latency summary of trial ``latency_trial_index``
+    #: (:func:`vsbench.results.summary.latency_summary`).
+    latency_summary: dict[str, Any] | None = None
+
+
+@dataclass
+class LatencyPoint:
+    """One latency trial after the search: at ``fraction`` of goal ``reference``'s
+    throughput (``load_fps`` = fraction x throughput; 0 = probes only).
+
+    ``generator_floor_ns`` is the generator's own latency at this frame size without the
+    DUT (p50/p99), when it was measured, so every latency figure can be read against it.
+    """
+
+    label: str
+    reference: str
+    fraction: float
+    load_fps: float
+    trial_index: int
+    latency: LatencyStats | None = None
+    summary: dict[str, Any] | None = None
+    loss_ratio: float | None = None
+    generator_floor_ns: dict[str, Any] | None = None
 
 
 @dataclass
@@ -229,6 +261,15 @@ class FrameSizeResult:
     effective_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    # -- search and latency follow-ups (present-if-present for older readers) --
+    search_mode: str | None = None
+    #: The max_load the search started with (before any generator-limited lowering).
+    search_max_load_fps: float | None = None
+    #: True when the generator could not deliver and max_load was lowered to ``max_load_fps``.
+    generator_limited: bool = False
+    latency_points: list[LatencyPoint] = field(default_factory=list)
+    #: The generator's own latency without the DUT: {"p50_ns", "p99_ns", "samples", "trial_index"}.
+    generator_floor_ns: dict[str, Any] | None = None
 
     @property
     def primary(self) -> ReportedPoint | None:

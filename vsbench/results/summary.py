@@ -79,6 +79,7 @@ def search_point(
     conditional_throughput_fps: float | None = None,
     regular: bool | None = True,
     irregular_reason: str | None = None,
+    stats: dict | None = None,
 ) -> ReportedPoint:
     """The reported point of one search goal: throughput = the goal's lower bound."""
     l1, l2, pct = rate_figures(lower_bound_fps, frame_size_bytes, nominal_line_rate_fps)
@@ -105,6 +106,8 @@ def search_point(
         point.rx_fps = r.rx_fps
         point.loss_ratio = r.loss_ratio
         point.valid = r.valid
+    for key, value in (stats or {}).items():  # the search's n/k, width, confirmation
+        setattr(point, key, value)
     if latency_trial is not None:
         point.latency = latency_stats(latency_trial.result)
         point.latency_trial_index = latency_trial.trial_index

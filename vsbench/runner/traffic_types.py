@@ -19,10 +19,13 @@ from typing import Any, Callable, Mapping
 
 from vsbench.interfaces.traffic import GeneratorCapabilities, TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.measurement.search import Goal, SearchConfig, search
+from vsbench.measurement.latency_report import latency_summary
+from vsbench.measurement.goal_report import goal_stats, run_search
+from vsbench.measurement.search import SearchConfig
+from vsbench.measurement.search.settings import search_config_from_section
 from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
-from vsbench.results.model import FrameSizeResult, ReportedPoint, TrialRecord
+from vsbench.results.model import FrameSizeResult, LatencyPoint, ReportedPoint, TrialRecord
 
 log = logging.getLogger(__name__)
 
@@ -84,35 +87,25 @@ def max_load_fps(job: FrameSizeJob) -> float:
     return limit
 
 
-def goals(section: Mapping[str, Any]) -> tuple[Goal, ...]:
-    known = {"name", "loss_ratio", "exceed_ratio", "max_latency_p99_ns"}
-    configured = section.get("goals") or [{"name": "NDR", "loss_ratio": 0.0}]
-    return tuple(Goal(**{k: v for k, v in g.items() if k in known and v is not None}) for g in configured)
-
-
 def search_config(job: FrameSizeJob, max_load: float) -> SearchConfig:
-    s = job.search_section
-    duration = job.trial_duration_s
-    min_load = float(s.get("min_load_fps") or 1000.0)
+    """The frame size's :class:`SearchConfig`, from the ``search:`` section.
+
+    Trial lengths: ``multi`` searches with ``search.trial_duration_s`` (default 1 s); the
+    binary modes and confirmation trials use ``traffic.trial_duration_s`` (the RFC 2544
+    trial duration, ``--test-params "trial_duration=2"``).
+    """
+    section = {k: v for k, v in job.search_section.items() if k != "max_load_fps"}
+    min_load = float(section.get("min_load_fps") or 1000.0)
     if min_load >= max_load:
         raise TrafficTypeError(
             f"search.min_load_fps {min_load:.0f} is not below max_load {max_load:.0f} fps "
             f"at {job.frame_size_bytes} B"
         )
-    kwargs: dict[str, Any] = dict(
-        goals=goals(s),
-        min_load_fps=min_load,
-        max_load_fps=max_load,
-        trial_duration_s=duration,
-        final_trial_duration_s=duration,
-        full_trial_duration_s=duration,
-        time_budget_s=s.get("time_budget_s"),
-    )
-    if s.get("mode"):
-        kwargs["mode"] = s["mode"]
-    if s.get("relative_width"):
-        kwargs["relative_width"] = float(s["relative_width"])
-    return SearchConfig(**kwargs)
+    try:
+        return search_config_from_section(section, max_load_fps=max_load,
+                                          full_trial_duration_s=job.trial_duration_s)
+    except ValueError as exc:
+        raise TrafficTypeError(str(exc)) from None
 
 
 def latency_wanted(job: FrameSizeJob) -> bool:
@@ -165,52 +158,122 @@ def _finish(job: FrameSizeJob, start: int, points: list[ReportedPoint], extra_no
     return fs
 
 
+#: Defaults of the latency follow-ups (conf/10_traffic.yaml ``latency:``).
+LATENCY_TRIAL_S = 10.0
+LATENCY_FRACTIONS = (0.0, 0.1, 0.5, 0.9)
+LATENCY_REFERENCE = "PDR"
+LATENCY_AT_GOALS = ("NDR",)
+
+
+def latency_plan(job: FrameSizeJob, throughputs: dict[str, float | None]) -> list[tuple[str, str, float, float]]:
+    """(label, reference goal, fraction, load) of each latency trial after the search.
+
+    Fractions of the reference goal's throughput (default 0, 10, 50, 90% of PDR; 0 means
+    probes only) and each ``at_goals`` goal's throughput (default NDR); equal loads once.
+    """
+    lat = job.latency_section
+    names = list(throughputs)
+    reference = lat.get("reference_goal") or LATENCY_REFERENCE
+    if reference not in throughputs and names:
+        reference = names[-1]  # e.g. a testcase with only an NDR goal
+    fractions = lat.get("load_fractions")
+    fractions = LATENCY_FRACTIONS if fractions is None else fractions
+    at_goals = lat.get("at_goals")
+    at_goals = LATENCY_AT_GOALS if at_goals is None else at_goals
+    plan: list[tuple[str, str, float, float]] = []
+    seen: set[float] = set()
+
+    def add(label: str, ref: str, fraction: float, load: float) -> None:
+        key = round(load, 3)
+        if key not in seen:
+            seen.add(key)
+            plan.append((label, ref, float(fraction), float(load)))
+
+    ref_fps = throughputs.get(reference)
+    for fraction in fractions:
+        if fraction == 0:
+            add("probes only", reference, 0.0, 0.0)
+        elif ref_fps:
+            add(f"{fraction * 100:g}% of {reference}", reference, fraction, fraction * ref_fps)
+    for name in at_goals:
+        if throughputs.get(name):
+            add(name, name, 1.0, throughputs[name])
+    return plan
+
+
+def latency_follow_ups(job: FrameSizeJob, throughputs: dict[str, float | None]) -> list[LatencyPoint]:
+    """Run the latency trials of :func:`latency_plan` (role ``final``, probes on)."""
+    duration = float(job.latency_section.get("trial_duration_s") or LATENCY_TRIAL_S)
+    points = []
+    for label, reference, fraction, load in latency_plan(job, throughputs):
+        rec = job.trials.run(load, duration, role="final", latency=True)
+        r = rec.result
+        points.append(LatencyPoint(
+            label=label, reference=reference, fraction=fraction, load_fps=load, trial_index=rec.trial_index,
+            latency=summary.latency_stats(r), summary=latency_summary(r),
+            loss_ratio=r.loss_ratio if r.tx_frames > 0 else None,
+            generator_floor_ns=job.result.generator_floor_ns,
+        ))
+    return points
+
+
 def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
     start = len(job.trials.records)
     max_load = max_load_fps(job)
     cfg = search_config(job, max_load)
-    job.result.max_load_fps = max_load
-    job.result.min_load_fps = cfg.min_load_fps
+    fs = job.result
+    fs.max_load_fps = max_load
+    fs.search_max_load_fps = max_load
+    fs.min_load_fps = cfg.min_load_fps
+    fs.search_mode = cfg.mode
     job.on_start(max_load)
     warm_up(job, max_load)
-    outcome = search(job.trials.trial_fn("search"), cfg)
+    chosen, outcome, repetitions = run_search(job.trials.trial_fn("search"), cfg)
     notes = list(outcome.notes)
-    with_latency = latency_wanted(job)
-    finals: dict[float, TrialRecord] = {}
-    points = []
-    for goal_result in outcome.goals:
-        bound = _record_at(job, outcome.trials, goal_result.lower_bound_trial)
-        upper = _record_at(job, outcome.trials, goal_result.upper_bound_trial)
-        throughput = goal_result.lower_bound_fps
-        latency_rec = None
-        if with_latency and throughput:
-            latency_rec = finals.get(throughput)
-            if latency_rec is None:
-                latency_rec = job.trials.run(throughput, job.trial_duration_s, role="final", latency=True)
-                finals[throughput] = latency_rec
-        if throughput is None:
-            notes.append(f"{goal_result.goal.name}: no load passed (not even min_load {cfg.min_load_fps:.0f} fps)")
-        points.append(
-            summary.search_point(
-                name=goal_result.goal.name,
-                frame_size_bytes=job.frame_size_bytes,
-                nominal_line_rate_fps=job.nominal_line_rate_fps,
-                lower_bound_fps=throughput,
-                upper_bound_fps=goal_result.upper_bound_fps,
-                bound_trial=bound,
-                upper_trial=upper,
-                latency_trial=latency_rec,
-                goal_loss_ratio=goal_result.goal.loss_ratio,
-                goal_exceed_ratio=goal_result.goal.exceed_ratio,
-                conditional_throughput_fps=goal_result.conditional_throughput_fps,
-                regular=goal_result.regular,
-                irregular_reason=goal_result.irregular_reason,
-            )
-        )
-        if not goal_result.regular and goal_result.irregular_reason:
-            notes.append(f"{goal_result.goal.name}: {goal_result.irregular_reason}")
     if outcome.max_load_fps is not None and outcome.max_load_fps < max_load:
-        job.result.max_load_fps = outcome.max_load_fps
+        fs.max_load_fps = outcome.max_load_fps
+    if outcome.generator_limited:
+        fs.generator_limited = True
+        notes.insert(0, f"generator-limited: max_load lowered to {fs.max_load_fps:.0f} fps "
+                        f"(asked up to {max_load:.0f} fps)")
+    throughputs = {g.goal.name: g.lower_bound_fps for g, _ in chosen}
+    if latency_wanted(job):
+        fs.latency_points = latency_follow_ups(job, throughputs)
+    by_load = {}
+    for lp in fs.latency_points:
+        by_load.setdefault((lp.reference, round(lp.load_fps, 3)), lp)
+    points = []
+    for goal_result, run in chosen:
+        name = goal_result.goal.name
+        throughput = goal_result.lower_bound_fps
+        latency_point = by_load.get((name, round(throughput, 3))) if throughput else None
+        latency_rec = None
+        if latency_point is not None:
+            latency_rec = next(r for r in job.trials.records if r.trial_index == latency_point.trial_index)
+        if throughput is None:
+            notes.append(f"{name}: no load passed (not even min_load {cfg.min_load_fps:.0f} fps)")
+        point = summary.search_point(
+            name=name,
+            frame_size_bytes=job.frame_size_bytes,
+            nominal_line_rate_fps=job.nominal_line_rate_fps,
+            lower_bound_fps=throughput,
+            upper_bound_fps=goal_result.upper_bound_fps,
+            bound_trial=_record_at(job, run.trials, goal_result.lower_bound_trial),
+            upper_trial=_record_at(job, run.trials, goal_result.upper_bound_trial),
+            latency_trial=latency_rec,
+            goal_loss_ratio=goal_result.goal.loss_ratio,
+            goal_exceed_ratio=goal_result.goal.exceed_ratio,
+            conditional_throughput_fps=goal_result.conditional_throughput_fps,
+            regular=goal_result.regular,
+            irregular_reason=goal_result.irregular_reason,
+            stats=goal_stats(goal_result),
+        )
+        point.repetitions = None if repetitions is None else repetitions.get(name)
+        if latency_point is not None:
+            point.latency_summary = latency_point.summary
+        points.append(point)
+        if not goal_result.regular and goal_result.irregular_reason:
+            notes.append(f"{name}: {goal_result.irregular_reason}")
     return _finish(job, start, points, notes)
 
 

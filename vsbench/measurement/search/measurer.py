@@ -4,7 +4,8 @@ The measurer keeps the trial log and the time accounting, enforces the time budg
 handles invalid trials: a trial the generator could not deliver (``TrialResult.valid`` is
 False) is never counted as loss in the device. It is retried ``invalid_retries`` times;
 if the generator still cannot deliver, ``max_load`` is lowered to the rate it achieved
-(minus a 1% margin so the next trial is deliverable) and the search continues below it.
+(:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable) and the search
+continues below it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,22 @@ from .api import SearchConfig, TrialFn
 GENERATOR_MARGIN = 0.01
 #: Stop lowering after this many reductions: the generator is not converging on a rate.
 MAX_LOWERINGS = 5
+
+
+def delivered_fps(result: TrialResult) -> float:
+    """The rate the generator really delivered in a trial.
+
+    ``tx_frames`` over the intended duration undercounts nothing when a generator cuts a
+    trial short, but a generator that sends every frame *late* would appear to have
+    delivered the asked rate, and max_load would only creep down by the margin per retry.
+    Over ``max(intended, tx_duration_s)`` it is the rate the generator really held.
+    """
+    duration = result.intended_duration_s
+    if result.tx_duration_s is not None and result.tx_duration_s > duration:
+        duration = result.tx_duration_s
+    if duration <= 0:
+        return 0.0
+    return result.tx_frames / duration
 
 
 class BudgetExhausted(Exception):
@@ -75,7 +92,7 @@ class Measurer:
             if result.valid:
                 return len(self.trials) - 1, result
             self.invalid_trials += 1
-            achieved.append(result.achieved_tx_fps)
+            achieved.append(delivered_fps(result))
         self._lower_max_load(load_fps, min(achieved), result.invalid_reason)
         return None
 
