@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, VSwitch
-from vsbench.system import commands, naming
+from vsbench.system import commands, cpu, naming
 from vsbench.system.resources import ResourceStack
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,7 @@ class LinuxBridge(VSwitch):
         self._bridges: dict[str, str] = {}
         self._ports: dict[str, list[SwitchPort]] = {}
         self._started = False
+        self._trial_before: tuple[cpu.CpuSample, dict[str, dict[str, int]]] | None = None
 
     @classmethod
     def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
@@ -176,6 +177,41 @@ class LinuxBridge(VSwitch):
             master = self._link(port.name).get("master")
             if master != real:
                 raise PluginError(f"port {port.name} is not in bridge {real} (master: {master})")
+
+    # ------------------------------------------------------------------ per-trial cost
+
+    def _port_counters(self) -> dict[str, dict[str, int]]:
+        out = {}
+        for ports in self._ports.values():
+            for port in ports:
+                stats = self._link(port.name).get("stats64", {})
+                out[port.name] = {f"{d}_{k}": int(stats.get(d, {}).get(k, 0))
+                                  for d in ("rx", "tx") for k in ("packets", "dropped")}
+        return out
+
+    def trial_begin(self) -> None:
+        counters = self._port_counters()
+        self._trial_before = (cpu.sample(), counters)
+
+    def trial_end(self) -> dict[str, Any]:
+        """Softirq time of every CPU (the bridge forwards there, beside the rest of the
+        kernel's networking) and the ports' packet and drop counts during the trial."""
+        before = getattr(self, "_trial_before", None)
+        if before is None:
+            return {}
+        self._trial_before = None
+        usage = cpu.delta(before[0], cpu.sample())
+        after = self._port_counters()
+        ports = {name: {k: v - before[1].get(name, {}).get(k, 0) for k, v in counts.items()}
+                 for name, counts in after.items()}
+        return {
+            "cpu_s": usage.softirq_s.get("cpu", 0.0),
+            "cpu_source": "softirq",
+            "elapsed_s": usage.elapsed_s,
+            "softirq_s": dict(usage.softirq_s),
+            "datapath": {"kind": "kernel-bridge", "ports": ports},
+            "warnings": [],
+        }
 
     # ------------------------------------------------------------------ reporting
 

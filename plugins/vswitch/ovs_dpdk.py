@@ -23,7 +23,7 @@ from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.system import commands, cpu, hugepages
 
-from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats
+from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats, pmd_stats_delta
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
 from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
 
@@ -249,7 +249,7 @@ class OvsDpdk(OvsSwitchBase):
     def max_frame_bytes(self) -> int:
         """Largest Ethernet frame (FCS included) every port forwards: the L3 MTU plus 18,
         and at most 1518 while an af_packet port exists (DPDK 22.11's af_packet PMD refuses
-        a larger frame size). A duck-typed hint for the runner, beside busy_poll_cpus()."""
+        a larger frame size). The runner skips larger frame sizes with a note."""
         frame = int(self.cfg["mtu_request"] or 1500) + 18
         if any(p.spec.iface and not p.spec.pci for ports in self._ports.values() for p in ports):
             frame = min(frame, AF_PACKET_MAX_FRAME_BYTES)
@@ -259,6 +259,11 @@ class OvsDpdk(OvsSwitchBase):
 
     def datapath_stats(self) -> dict[str, Any]:
         return {"pmd": parse_pmd_stats(self.ctl.appctl("dpif-netdev/pmd-stats-show"))}
+
+    def datapath_delta(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+        """The trial's PMD figures: EMC/SMC/megaflow hits, upcalls, cycles per packet."""
+        return {"kind": "userspace", "pmd": pmd_stats_delta(dict(before.get("pmd") or {}), dict(after.get("pmd") or {})),
+                "rules_installed": self.rules_installed}
 
     def clear_pmd_stats(self) -> None:
         """Zero the PMD counters (call just before a trial for per-trial cache figures)."""

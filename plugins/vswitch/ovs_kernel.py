@@ -13,7 +13,7 @@ loadable modules at all) is a one-line error pointing at Debian's ``linux-image-
 ``tools/kernel-lab/run``, which boots that kernel in QEMU around the same command.
 
 Rule sets: with ``dut.rules`` (or ``dut.rule_template: in_out``) in the run's
-configuration, :meth:`connect` installs the generated rule set (:mod:`vsbench.measurement.rules`)
+configuration, :meth:`connect` (of the OvS base, as for every OvS flavour) installs the generated rule set (:mod:`vsbench.measurement.rules`)
 as the bridge's whole forwarding path, in one ``ovs-ofctl --bundle`` transaction, instead of
 the two port-to-port flows; a frame no rule matches is dropped and counted as loss.
 """
@@ -28,8 +28,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
-from vsbench.interfaces.vswitch import SwitchPort
-from vsbench.measurement import rules as rulesets
 from vsbench.system import commands, cpu
 
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
@@ -257,11 +255,6 @@ class OvsKernel(OvsSwitchBase):
     #: Kernel modules the datapath needs; subclasses add theirs.
     required_modules: ClassVar[tuple[str, ...]] = ("openvswitch",)
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        #: Rules of the configured rule set installed by :meth:`connect` (0: none).
-        self.rules_installed = 0
-
     @classmethod
     def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
         missing = super().check_prerequisites(settings)
@@ -299,31 +292,21 @@ class OvsKernel(OvsSwitchBase):
         except TimeoutError as exc:
             raise PluginError(str(exc)) from exc
 
-    # ------------------------------------------------------------------ rules
-
-    def rule_set(self) -> rulesets.RuleSetSpec | None:
-        """The rule set the run's configuration asks for (``dut.rules``), or None."""
-        try:
-            return rulesets.rule_set_from_config(self.context.run_config)
-        except rulesets.RuleSetError as exc:
-            raise PluginError(str(exc)) from exc
-
-    def connect(self, bridge: str, a: SwitchPort, b: SwitchPort) -> None:
-        spec = self.rule_set()
-        if spec is None:
-            super().connect(bridge, a, b)
-            return
-        directions = rulesets.default_directions(a.number, b.number, spec.bidirectional)
-        path = Path(self.instance.paths.run_dir) / f"rules-{bridge}.flows"  # type: ignore[union-attr]
-        written = rulesets.write_rule_file(path, spec, directions)
-        installed = self.install_rules(bridge, path)
-        actual = self.flow_count(bridge)
-        if actual != written or installed != written:
-            raise PluginError(f"rule set: wrote {written} rules, bridge holds {actual}")
-        self.rules_installed = written
-        log.info("%s: %d %s rules on bridge %s", self.name or "ovs_kernel", written, spec.template, bridge)
-
     # ------------------------------------------------------------------ reporting
+
+    def cpu_cost(self, usage: cpu.CpuUsage) -> tuple[float, str]:
+        """Softirq time of every CPU (where the kernel datapath forwards; it includes the
+        rest of the kernel's networking in that time, the generator's receive path too)
+        plus ovs-vswitchd's threads (upcall handlers, revalidators)."""
+        return usage.softirq_s.get("cpu", 0.0) + usage.threads_busy_s, "softirq+threads"
+
+    def datapath_delta(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+        """The trial's lookups hit / missed / lost (``dpctl/show``), datapath flows after it,
+        and the rule count."""
+        out = {"kind": after.get("kind", "kernel"), **datapath_efficiency(before, after),
+               "rules_installed": self.rules_installed}
+        out["datapath_flows"] = sum(d.get("flows", 0) for d in (after.get("dpctl") or {}).values())
+        return out
 
     def datapath_stats(self) -> dict[str, Any]:
         """Kernel datapath counters and softirq time (cumulative; subtract two samples).

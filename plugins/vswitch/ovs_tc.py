@@ -29,6 +29,8 @@ from vsbench_plugins.vswitch.ovs_kernel import OvsKernel, parse_upcall_show
 log = logging.getLogger(__name__)
 
 TC_POLICIES = ("none", "skip_sw", "skip_hw")
+#: The offload report's counts a trial record keeps (the per-flow dumps stay out of it).
+OFFLOAD_COUNTS = ("tc_policy", "offloaded_flows", "kernel_flows", "datapath_flows", "summary", "tc_packets")
 
 SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_tc settings", {
     "vswitchd": {"type": "string", "default": "/usr/sbin/ovs-vswitchd",
@@ -183,6 +185,14 @@ class OvsTc(OvsKernel):
         report["tc_filters"] = filters
         report["tc_packets"] = sum(f["packets"] for f in filters.values())
         return report
+
+    def datapath_delta(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+        """The kernel datapath's figures plus what was in TC at the trial's end
+        ("N of M datapath flows were in TC") and the packets TC's filters matched."""
+        out = super().datapath_delta(before, after)
+        offload = after.get("offload") or {}
+        out["offload"] = {k: offload[k] for k in OFFLOAD_COUNTS if k in offload}
+        return out
 
     def datapath_stats(self) -> dict[str, Any]:
         stats = super().datapath_stats()

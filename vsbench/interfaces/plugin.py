@@ -83,3 +83,15 @@ class Plugin(abc.ABC):
     def version(self) -> dict[str, str]:
         """Versions of the software behind the plugin, for sysinfo.json."""
         return {}
+
+    @classmethod
+    def cleanup_dead_run(cls, run_id: str, work_dirs: list[Path]) -> list[str]:
+        """Undo what an instance of this plugin left behind in run ``run_id``, which is
+        known to be dead (killed with ``kill -9``: no teardown ran). ``vsbench cleanup``
+        calls it before its generic removal of the run's namespaces, processes and
+        directories, so a plugin can stop its daemons in order and give back what only it
+        knows about (hugepages, mounts). ``work_dirs`` are the directories the run's
+        plugins may have created their files directly in (``PluginContext.work_dir`` of
+        each plan, and the system temp dir). Return one line per thing undone; the default
+        undoes nothing. Must only touch what provably belongs to ``run_id``."""
+        return []

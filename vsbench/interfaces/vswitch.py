@@ -87,6 +87,32 @@ class VSwitch(Plugin):
         """Threads whose CPU time is the switch's cost (empty for kernel datapaths)."""
         return []
 
+    def max_frame_bytes(self) -> int | None:
+        """Largest Ethernet frame (FCS included) the switch forwards as built, or None when
+        it does not say. The runner skips larger frame sizes with a note instead of
+        measuring a switch that drops (or hangs on) every frame."""
+        return None
+
+    def trial_begin(self) -> None:
+        """Take the 'before' sample of one trial, just before traffic starts: the CPU time
+        of the switch's threads (or softirq time, for a kernel datapath) and its datapath
+        counters. Optional; the default samples nothing."""
+
+    def trial_end(self) -> dict[str, Any]:
+        """What the trial since :meth:`trial_begin` cost the switch, JSON-able; ``{}`` when
+        the switch does not say (the default). Recorded as the trial's ``switch`` in
+        trials.jsonl. Keys the core reads (all optional):
+
+        - ``cpu_s``: CPU seconds the switch consumed (its threads for a userspace datapath,
+          softirq time for a kernel one), ``cpu_source`` says which;
+        - ``elapsed_s``: wall seconds between the two samples;
+        - ``datapath``: per-trial deltas of the datapath's counters (cache hits, upcalls,
+          lookups, offloaded flows), reported beside the point measured at this trial;
+        - ``warnings``: ``[{"code", "message", "cpus", "oversubscribed"}]``, e.g. a
+          busy-polling thread that did not get its CPU (the trial measured contention).
+        """
+        return {}
+
     @abc.abstractmethod
     def stop(self) -> None:
         """Stop the instance and remove what it created. Idempotent."""

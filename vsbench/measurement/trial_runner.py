@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 from vsbench.interfaces.collector import Collector
 from vsbench.interfaces.traffic import TrialResult
 from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.interfaces.vswitch import VSwitch
 from vsbench.measurement import validity
 from vsbench.results.model import TRIAL_ROLES, TrialIdentity, TrialRecord
 from vsbench.results.trial_log import TrialLog
@@ -56,6 +57,7 @@ class TrialSink:
         started_at: str,
         latency_requested: bool,
         collectors: dict[str, Any],
+        switch: dict[str, Any] | None = None,
     ) -> TrialRecord:
         rec = TrialRecord(
             identity=identity,
@@ -66,6 +68,7 @@ class TrialSink:
             result=result,
             invalid_reasons=verdict.reasons,
             collectors=collectors,
+            switch=dict(switch or {}),
         )
         self.trial_log.append(rec)  # durable before anybody acts on it
         self.next_index += 1
@@ -87,8 +90,10 @@ class TrialRunner:
         sink: TrialSink,
         identity: TrialIdentity,
         collectors: Sequence[Collector] = (),
+        vswitch: VSwitch | None = None,
     ) -> None:
         self.generator = generator
+        self.vswitch = vswitch
         self.sink = sink
         self.identity = identity
         self.collectors = list(collectors)
@@ -101,11 +106,14 @@ class TrialRunner:
         if role not in TRIAL_ROLES:
             raise ValueError(f"unknown trial role {role!r}")
         started_at = utc_now_iso()
+        self._switch_begin()
         self._begin_collectors()
         t0 = time.monotonic()
+        # a trial that raises leaves the switch's 'before' sample; the next trial_begin replaces it
         result = self.generator.run_trial(float(load_fps), float(duration_s), latency=latency)
         wall_s = time.monotonic() - t0
         collected = self._end_collectors()
+        switch = self._switch_end()
         if result.effective_duration_s is None:
             # The wall time the trial cost, so time budgets and reports see the overhead.
             result = dataclasses.replace(result, effective_duration_s=wall_s)
@@ -120,6 +128,7 @@ class TrialRunner:
             started_at=started_at,
             latency_requested=latency,
             collectors=collected,
+            switch=switch,
         )
         self.records.append(rec)
         return rec
@@ -138,6 +147,25 @@ class TrialRunner:
             if rec.result is result:
                 return rec
         return None
+
+    # -- the switch's cost ----------------------------------------------------------------
+
+    def _switch_begin(self) -> None:
+        if self.vswitch is None:
+            return
+        try:
+            self.vswitch.trial_begin()
+        except Exception as exc:  # noqa: BLE001 - a statistics probe must not cost the trial
+            log.warning("vswitch %s: trial_begin failed: %s", self.vswitch.name, exc)
+
+    def _switch_end(self) -> dict[str, Any]:
+        if self.vswitch is None:
+            return {}
+        try:
+            return dict(self.vswitch.trial_end() or {})
+        except Exception as exc:  # noqa: BLE001
+            log.warning("vswitch %s: trial_end failed: %s", self.vswitch.name, exc)
+            return {"error": str(exc)}
 
     # -- collectors ----------------------------------------------------------------------
 

@@ -63,6 +63,9 @@ class TrialRecord:
     result: TrialResult
     invalid_reasons: tuple[str, ...] = ()
     collectors: dict[str, Any] = field(default_factory=dict)
+    #: What the trial cost the switch (``VSwitch.trial_end()``): CPU seconds, datapath
+    #: counter deltas, starved busy-poller warnings; {} when the switch does not say.
+    switch: dict[str, Any] = field(default_factory=dict)
 
     @property
     def frame_size_bytes(self) -> int:
@@ -107,6 +110,7 @@ class TrialRecord:
             "latency_histogram": _histogram_to_json(r.latency_histogram),
             "generator_stats": _jsonable(r.generator_stats),
             "collectors": _jsonable(self.collectors),
+            "switch": _jsonable(self.switch),
         }
 
     @classmethod
@@ -152,6 +156,7 @@ class TrialRecord:
             result=result,
             invalid_reasons=reasons,
             collectors=dict(doc.get("collectors") or {}),
+            switch=dict(doc.get("switch") or {}),
         )
 
 
@@ -214,6 +219,12 @@ class ReportedPoint:
     confirmed_fps: float | None = None
     #: Spread over whole-search repetitions (``search.repetitions`` > 1), else None.
     repetitions: dict[str, Any] | None = None
+    #: What the switch spent forwarding at trial ``trial_index``
+    #: (:func:`vsbench.results.summary.efficiency`): switch_cpu_s, switch_cores, fps_per_core.
+    efficiency: dict[str, Any] | None = None
+    #: The switch's datapath counters over trial ``trial_index`` (cache hits, upcalls,
+    #: lookups, offloaded flows), as the switch reported them.
+    datapath: dict[str, Any] | None = None
     #: The full latency summary of trial ``latency_trial_index``
     #: (:func:`vsbench.results.summary.latency_summary`).
     latency_summary: dict[str, Any] | None = None

@@ -106,6 +106,8 @@ def search_point(
         point.rx_fps = r.rx_fps
         point.loss_ratio = r.loss_ratio
         point.valid = r.valid
+    if bound_trial is not None:
+        point.efficiency, point.datapath = efficiency(bound_trial), switch_datapath(bound_trial)
     for key, value in (stats or {}).items():  # the search's n/k, width, confirmation
         setattr(point, key, value)
     if latency_trial is not None:
@@ -124,6 +126,8 @@ def continuous_point(
     r = trial.result
     l1, l2, pct = rate_figures(r.rx_fps, frame_size_bytes, nominal_line_rate_fps)
     return ReportedPoint(
+        efficiency=efficiency(trial),
+        datapath=switch_datapath(trial),
         name="continuous",
         throughput_fps=r.rx_fps,
         throughput_l1_mbps=l1,
@@ -138,6 +142,53 @@ def continuous_point(
         latency=latency_stats(r),
         latency_trial_index=trial.trial_index if latency_stats(r) is not None else None,
     )
+
+
+def efficiency(trial: TrialRecord) -> dict | None:
+    """What forwarding cost the switch in ``trial``, from its ``switch`` record.
+
+    ``switch_cpu_s``: CPU seconds the switch consumed (threads or softirq, ``cpu_source``);
+    ``switch_cores``: those over the seconds they were measured in (1.0 = one core busy);
+    ``fps_per_core``: frames/s received per core consumed (the Mpps-per-core of the
+    OVS-TC report). None when the switch reported no CPU time.
+    """
+    sw = trial.switch or {}
+    cpu_s, elapsed_s = sw.get("cpu_s"), sw.get("elapsed_s")
+    if cpu_s is None or not elapsed_s:
+        return None
+    cores = float(cpu_s) / float(elapsed_s)
+    rx_fps = trial.result.rx_fps
+    return {
+        "switch_cpu_s": float(cpu_s),
+        "cpu_source": sw.get("cpu_source"),
+        "elapsed_s": float(elapsed_s),
+        "switch_cores": cores,
+        "fps_per_core": rx_fps / cores if cores > 0 else None,
+        "oversubscribed": any(w.get("oversubscribed", True) for w in sw.get("warnings") or ()),
+    }
+
+
+def switch_datapath(trial: TrialRecord) -> dict | None:
+    """The switch's datapath deltas over ``trial`` (None when it reported none)."""
+    datapath = (trial.switch or {}).get("datapath")
+    return dict(datapath) if datapath else None
+
+
+#: The start of a note that marks figures measured under CPU contention (report_data
+#: shows such notes as errors).
+OVERSUBSCRIBED_PREFIX = "CPU oversubscribed"
+
+
+def starved_note(records: Sequence[TrialRecord]) -> str | None:
+    """One note when busy-polling switch threads were starved during some trials: those
+    figures measure CPU contention, not the switch."""
+    starved = [r for r in records if any(w.get("oversubscribed", True) for w in (r.switch or {}).get("warnings") or ())]
+    if not starved:
+        return None
+    first = next(w for w in starved[0].switch["warnings"] if w.get("oversubscribed", True))
+    return (f"{OVERSUBSCRIBED_PREFIX} ({first.get('code', 'busy_poll_starved')}) in {len(starved)} of "
+            f"{len(records)} trials, e.g. trial {starved[0].trial_index}: {first.get('message', '')}; "
+            "figures measure CPU contention, not the DUT")
 
 
 @dataclass(frozen=True)
@@ -161,6 +212,9 @@ def tally(records: Sequence[TrialRecord]) -> Tally:
     if invalid:
         detail = ", ".join(f"{tag} x{n}" for tag, n in sorted(tags.items()))
         notes = (f"{len(invalid)} of {len(records)} trials invalid ({detail})",)
+    starved = starved_note(records)
+    if starved:
+        notes = (starved, *notes)
     return Tally(
         trial_count=len(records),
         invalid_trial_count=len(invalid),

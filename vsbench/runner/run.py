@@ -311,7 +311,7 @@ class Run:
             self.display.note(f"warning: {warning}")
 
         identity = TrialIdentity(self.run_id, index, plan.label)
-        trials = TrialRunner(generator, self.sink, identity, collectors)
+        trials = TrialRunner(generator, self.sink, identity, collectors, vswitch=deployment.vswitch)
         traffic = config.get("traffic") or {}
         run_traffic_type = traffic_types.TRAFFIC_TYPES[test.traffic_type]
         for fs in test.frame_sizes:

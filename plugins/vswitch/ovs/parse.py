@@ -88,6 +88,38 @@ def parse_pmd_stats(text: str) -> dict[str, Any]:
     return {"threads": threads, "totals": totals}
 
 
+def pmd_stats_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What happened between two :func:`parse_pmd_stats` results (one trial): the additive
+    totals subtracted, the ratios recomputed from the differences. Counters cleared in
+    between (``pmd-stats-clear``) would go negative; then the ``after`` totals are the
+    trial's."""
+    b, a = before.get("totals") or {}, after.get("totals") or {}
+    diff = {k: a.get(k, 0) - b.get(k, 0) for k in PMD_ADDITIVE}
+    if any(v < 0 for v in diff.values()):
+        diff = {k: a.get(k, 0) for k in PMD_ADDITIVE}
+    out: dict[str, Any] = dict(diff)
+    lookups = diff["emc_hits"] + diff["smc_hits"] + diff["megaflow_hits"]
+    out["upcalls"] = diff["miss_with_success_upcall"] + diff["miss_with_failed_upcall"]
+    out["emc_hit_ratio"] = diff["emc_hits"] / lookups if lookups else None
+    out["megaflow_hit_ratio"] = diff["megaflow_hits"] / lookups if lookups else None
+    # PMD threads only (the main thread's cycles are not busy-polling); all cycles over
+    # packets is the cost per packet at this load, processing cycles the cost without idling
+    pmd_before = {(t.get("numa_id"), t.get("core_id")): t for t in before.get("threads", []) if t["thread"] == "pmd"}
+    pkts = proc = idle = 0
+    for t in after.get("threads", []):
+        if t["thread"] != "pmd":
+            continue
+        old = pmd_before.get((t.get("numa_id"), t.get("core_id")), {})
+        pkts += t.get("packets_received", 0) - old.get("packets_received", 0)
+        proc += t.get("processing_cycles", 0) - old.get("processing_cycles", 0)
+        idle += t.get("idle_cycles", 0) - old.get("idle_cycles", 0)
+    out["pmd_threads"] = a.get("pmd_threads", 0)
+    out["avg_cycles_per_packet"] = (proc + idle) / pkts if pkts > 0 else None
+    out["avg_processing_cycles_per_packet"] = proc / pkts if pkts > 0 else None
+    out["processing_cycles_pct"] = 100.0 * proc / (proc + idle) if proc + idle > 0 else None
+    return out
+
+
 # --------------------------------------------------------------------------- dump-ports
 
 _DIRECTION_KEYS = {"pkts": "packets", "bytes": "bytes", "drop": "dropped", "errs": "errors",

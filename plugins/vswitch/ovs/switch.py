@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, SwitchThread, VSwitch
+from vsbench.measurement import rules as rulesets
 from vsbench.system import commands, cpu, naming
 from vsbench.system.resources import ResourceStack
 
@@ -60,6 +61,10 @@ class OvsSwitchBase(VSwitch):
         self._next_ofport: dict[str, int] = {}
         self._meters: set[str] = set()
         self._started = False
+        #: Rules of the configured rule set installed by :meth:`connect` (0: none).
+        self.rules_installed = 0
+        #: CPU and datapath samples taken by :meth:`trial_begin`, consumed by :meth:`trial_end`.
+        self._trial_before: tuple[Any, dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ prerequisites
 
@@ -73,6 +78,22 @@ class OvsSwitchBase(VSwitch):
         if not Path(cfg["ovs_schema"]).is_file():
             missing.append(Prerequisite(f"OvS schema {cfg['ovs_schema']}", cls.package_remedy))
         return missing
+
+    @classmethod
+    def cleanup_dead_run(cls, run_id: str, work_dirs: list[Path]) -> list[str]:
+        """Stop the daemons of a killed run's private OvS instances (by pid file, only if
+        the process's command line names the run dir), give back its hugepages and remove
+        its run dirs (``vsb-<run>-ovs-*`` directly in one of ``work_dirs``)."""
+        from vsbench_plugins.vswitch.ovs.instance import cleanup_dead_run_dir
+
+        if not naming.RUN_ID_RE.match(run_id):
+            return []
+        done: list[str] = []
+        for work_dir in work_dirs:
+            for run_dir in sorted(Path(work_dir).glob(f"vsb-{run_id}-ovs-*")):
+                if run_dir.is_dir() and not run_dir.is_symlink():
+                    done += cleanup_dead_run_dir(run_dir)
+        return done
 
     # ------------------------------------------------------------------ hooks
 
@@ -210,12 +231,39 @@ class OvsSwitchBase(VSwitch):
             self._meters.add(bridge)
         return flows.FORWARD_METER_ID
 
+    def rule_set(self) -> rulesets.RuleSetSpec | None:
+        """The rule set the run's configuration asks for (``dut.rules``), or None."""
+        try:
+            return rulesets.rule_set_from_config(self.context.run_config)
+        except rulesets.RuleSetError as exc:
+            raise PluginError(str(exc)) from exc
+
     def connect(self, bridge: str, a: SwitchPort, b: SwitchPort) -> None:
+        """Forward ``a`` <-> ``b``: with ``dut.rules`` (or ``dut.rule_template: in_out``)
+        the generated rule set is the bridge's whole forwarding path, installed in one
+        ``--bundle`` transaction (a frame no rule matches is dropped and counted as loss);
+        otherwise two port-to-port flows. Either way through the ``dut.meter_pps`` meter
+        when one is configured."""
+        spec = self.rule_set()
+        if spec is not None:
+            self._install_rule_set(bridge, spec, a, b)
+            return
         meter = self.ensure_meter(bridge)
         lines = flows.port_to_port_flows(a.number, b.number, meter_id=meter)
         flow_file = self.instance.paths.run_dir / f"connect-{bridge}-{a.number}-{b.number}.flows"  # type: ignore[union-attr]
         flows.write_flow_file(flow_file, lines)
         self.ctl.add_flows_bundle(self.bridge_name(bridge), flow_file)
+
+    def _install_rule_set(self, bridge: str, spec: rulesets.RuleSetSpec, a: SwitchPort, b: SwitchPort) -> None:
+        directions = rulesets.default_directions(a.number, b.number, spec.bidirectional)
+        path = Path(self.instance.paths.run_dir) / f"rules-{bridge}.flows"  # type: ignore[union-attr]
+        written = rulesets.write_rule_file(path, spec, directions)
+        installed = self.install_rules(bridge, path)
+        actual = self.flow_count(bridge)
+        if actual != written or installed != written:
+            raise PluginError(f"rule set: wrote {written} rules, bridge holds {actual}")
+        self.rules_installed = written
+        log.info("%s: %d %s rules on bridge %s", self.name or type(self).__name__, written, spec.template, bridge)
 
     def install_rules(self, bridge: str, rules_file: Path) -> int:
         """Install an ovs-ofctl flow file in one bundle; return its rule count. With
@@ -266,6 +314,45 @@ class OvsSwitchBase(VSwitch):
             bridges[logical] = entry
         return {"bridges": bridges, "datapath": self.datapath_stats()}
 
+    # ------------------------------------------------------------------ per-trial cost
+
+    def datapath_counters(self) -> dict[str, Any]:
+        """Cumulative datapath counters sampled around each trial (default: the whole
+        :meth:`datapath_stats`); :meth:`datapath_delta` turns two of them into the trial's."""
+        return self.datapath_stats()
+
+    def datapath_delta(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+        """The trial's datapath figures from two :meth:`datapath_counters` samples."""
+        return {}
+
+    def cpu_cost(self, usage: cpu.CpuUsage) -> tuple[float, str]:
+        """(CPU seconds, what they are) the switch consumed in ``usage``. Default, for a
+        userspace datapath: the busy time of every vswitchd thread plus the softirq time of
+        the CPUs its busy-polling threads ran on (a PMD's transmit into a veth runs the
+        peer's receive path in softirq on the PMD's CPU, accounted to the CPU rather than
+        to the thread)."""
+        pmd_cpus = {t.last_cpu for t in usage.threads if t.name.startswith("pmd") and t.last_cpu >= 0}
+        softirq = sum(usage.softirq_s.get(f"cpu{c}", 0.0) for c in pmd_cpus)
+        return usage.threads_busy_s + softirq, "threads+pmd_cpu_softirq" if pmd_cpus else "threads"
+
+    def _cpu_sample(self) -> cpu.CpuSample:
+        pid = self.instance.vswitchd_pid() if self.instance else None
+        return cpu.sample(pids=[pid] if pid else [])
+
+    def trial_begin(self) -> None:
+        counters = self.datapath_counters()  # the slower sample first: the CPU one is closest to traffic
+        self._trial_before = (self._cpu_sample(), counters)
+
+    def trial_end(self) -> dict[str, Any]:
+        if self._trial_before is None:
+            return {}
+        before_cpu, before_counters = self._trial_before
+        self._trial_before = None
+        usage = cpu.delta(before_cpu, self._cpu_sample())
+        after_counters = self.datapath_counters()
+        cpu_s, source = self.cpu_cost(usage)
+        return trial_cost(usage, cpu_s, source, self.datapath_delta(before_counters, after_counters))
+
     def threads(self) -> list[SwitchThread]:
         """Every thread of ovs-vswitchd (PMDs ``pmd-c*`` first, then main, handlers,
         revalidators...): all of them are the switch's CPU cost."""
@@ -274,6 +361,25 @@ class OvsSwitchBase(VSwitch):
             return []
         found = [SwitchThread(pid, tid, name) for tid, name in cpu.task_names(pid).items()]
         return sorted(found, key=lambda t: (not t.name.startswith("pmd"), t.tid))
+
+
+def trial_cost(usage: cpu.CpuUsage, cpu_s: float, source: str, datapath: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``trial_end()`` document of a switch: CPU consumed, the busy threads, softirq
+    per CPU, datapath deltas, and a warning per busy-polling thread that did not get its
+    CPU (the trial then measured contention, not the switch). Pure."""
+    return {
+        "cpu_s": cpu_s,
+        "cpu_source": source,
+        "elapsed_s": usage.elapsed_s,
+        "threads_busy_s": usage.threads_busy_s,
+        "softirq_s": dict(usage.softirq_s),
+        "threads": [
+            {"tid": t.tid, "name": t.name, "busy_s": t.busy_s, "utilization": t.utilization, "last_cpu": t.last_cpu}
+            for t in usage.threads if t.busy_s > 0 or t.name.startswith("pmd")
+        ],
+        "datapath": dict(datapath),
+        "warnings": [w.to_dict() for w in cpu.starved_busy_pollers(usage)],
+    }
 
 
 def tunnel_columns(spec: PortSpec) -> list[str]:
