@@ -171,7 +171,7 @@ def run_cleanup(argv: Sequence[str], err: Console) -> int:
     _setup_logging(args.debug)
     from vsbench.system import cleanup
 
-    report = cleanup.cleanup(dry_run=args.dry_run)
+    report = cleanup.cleanup(dry_run=args.dry_run, plugin_cleaners=plugins.dead_run_cleaners())
     Console().print(report.summary() if hasattr(report, "summary") else str(report), markup=False)
     return EXIT_OK
 

@@ -7,6 +7,8 @@ core never imports a plugin module by name.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
 
 from stevedore import ExtensionManager
 
@@ -89,3 +91,24 @@ def describe_all() -> list[PluginInfo]:
         for name, err in sorted(errors.items()):
             infos.append(PluginInfo(kind, name, "", dists.get(name, "?"), load_error=err))
     return infos
+
+
+def dead_run_cleaners() -> list[tuple[str, Callable[[str, list[Path]], list[str]]]]:
+    """``(label, cls.cleanup_dead_run)`` of every installed plugin class that overrides
+    :meth:`Plugin.cleanup_dead_run`, for ``vsbench cleanup`` (one entry per implementation:
+    subclasses sharing their base's cleaner are asked once). Plugins that fail to load are
+    skipped: their leftovers are still removed by the generic cleanup."""
+    found: list[tuple[str, Callable[[str, list[Path]], list[str]]]] = []
+    seen: set[object] = set()
+    for kind in NAMESPACES:
+        manager = _manager(kind, {})
+        for ext in sorted(manager, key=lambda e: e.name):
+            cls = ext.plugin
+            if not (isinstance(cls, type) and issubclass(cls, Plugin)):
+                continue
+            func = getattr(cls.cleanup_dead_run, "__func__", None)
+            if func is None or func is Plugin.cleanup_dead_run.__func__ or func in seen:
+                continue
+            seen.add(func)
+            found.append((f"{kind} {ext.name}", cls.cleanup_dead_run))
+    return found

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from vsbench.deployment import Deployment, DeploymentError
 from vsbench.deployment import get as get_deployment
 from vsbench.interfaces.plugin import Plugin
-from vsbench.measurement import profiles
+from vsbench.measurement import profiles, rules
 from vsbench.runner import plugins, traffic_types
 from vsbench.runner.plan import TestPlan
 
@@ -91,6 +91,11 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
             profiles.build_profile(traffic, size)
         profiles.link_bps(config)
     except (traffic_types.TrafficTypeError, profiles.ProfileError) as exc:
+        raise PreflightError(f"{where}{exc}") from None
+    try:
+        # the switch generates its rule set only once it runs: a bad one is found here instead
+        rules.rule_set_from_config(config)
+    except rules.RuleSetError as exc:
         raise PreflightError(f"{where}{exc}") from None
     return CheckedPlan(classes, collectors, deployment, sizes)
 

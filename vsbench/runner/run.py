@@ -314,7 +314,15 @@ class Run:
         trials = TrialRunner(generator, self.sink, identity, collectors, vswitch=deployment.vswitch)
         traffic = config.get("traffic") or {}
         run_traffic_type = traffic_types.TRAFFIC_TYPES[test.traffic_type]
+        largest = max_frame_bytes(deployment.vswitch)
         for fs in test.frame_sizes:
+            if largest is not None and fs.frame_size_bytes > largest:
+                fs.status = "not-run"
+                fs.notes.append(f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
+                                f"as built here, not {fs.frame_size_bytes} B")
+                self.display.note(f"warning: {plan.label} {fs.notes[-1]}")
+                self.write_results()
+                continue
             profile = profiles.build_profile(traffic, fs.frame_size_bytes)
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
@@ -436,6 +444,19 @@ class Run:
             flows=int(traffic.get("flows") or 1),
             frame_sizes=[FrameSizeResult(size, status="not-run") for size in checked.frame_sizes],
         )
+
+
+def max_frame_bytes(vswitch: Any) -> int | None:
+    """The switch's largest forwarded frame (``VSwitch.max_frame_bytes``), None when it
+    does not say or cannot tell (the frame sizes are then all tried)."""
+    if vswitch is None or not hasattr(vswitch, "max_frame_bytes"):
+        return None
+    try:
+        value = vswitch.max_frame_bytes()
+    except Exception as exc:  # noqa: BLE001 - a hint must not fail the plan
+        log.warning("could not read the largest frame of %s: %s", getattr(vswitch, "name", vswitch), exc)
+        return None
+    return int(value) if value else None
 
 
 def mounts_under(path: Path) -> list[str]:

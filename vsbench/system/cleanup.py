@@ -30,7 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from vsbench.system import commands, runstate
 from vsbench.system.naming import NAME_PREFIX, RUN_ID_RE, run_id_of
@@ -44,7 +44,7 @@ PROC = Path("/proc")
 TERM_GRACE_S = 5.0
 
 #: Removal order: what holds a resource goes before the resource.
-KIND_ORDER = ("process", "netns", "link", "mount", "hugepage-file", "hugepage-reservation",
+KIND_ORDER = ("plugin", "process", "netns", "link", "mount", "hugepage-file", "hugepage-reservation",
               "dpdk-runtime", "directory", "lock")
 #: File name of a hugepage reservation record inside a run's directories.
 HUGEPAGE_RECORD = "hugepages.json"
@@ -97,6 +97,9 @@ class CleanupReport:
         verb = "would remove" if self.dry_run else "removed"
         lines = []
         for item in self.removed:
+            if item.kind == "plugin":  # the plugin's own line says what it did
+                lines.append(f"{item.detail or 'plugin'}: {item.name} (run {item.run_id})")
+                continue
             extra = f" ({item.detail})" if item.detail else ""
             lines.append(f"{verb} {item.kind} {item.name} of run {item.run_id}{extra}")
         for item, error in self.failed:
@@ -369,13 +372,61 @@ def remove(items: Sequence[Leftover], *, dry_run: bool = False, state_dir: Path 
     return report
 
 
+#: ``(label, cleaner)``: a plugin class's ``cleanup_dead_run(run_id, work_dirs) -> lines``,
+#: gathered by the layer that loads plugins (this one never imports them).
+PluginCleaner = tuple[str, Callable[[str, list[Path]], list[str]]]
+
+
+def run_work_dirs(run_id: str, state_dir: Path) -> list[Path]:
+    """Where a run's plugins may have created their files directly: each plan's work dir
+    (``<state>/<run>/p<N>``), the run's own state dir, and the system temp dir."""
+    base = Path(state_dir) / run_id
+    plans = sorted(p for p in _listdir(base) if p.is_dir() and not p.is_symlink())
+    return [*plans, base, Path(tempfile.gettempdir())]
+
+
+def run_plugin_cleaners(run_ids: Iterable[str], cleaners: Sequence[PluginCleaner], *,
+                        state_dir: Path, dry_run: bool = False) -> CleanupReport:
+    """Ask every plugin cleaner to undo what it left in each dead run, before the generic
+    removal: a plugin stops its daemons in order and gives back what only it knows about.
+    A run that is live is skipped; a cleaner that fails is reported, the others go on."""
+    report = CleanupReport(dry_run=dry_run)
+    for run_id in sorted(set(run_ids)):
+        if runstate.is_live(run_id, state_dir):
+            continue
+        work_dirs = run_work_dirs(run_id, state_dir)
+        for label, cleaner in cleaners:
+            if dry_run:
+                continue
+            try:
+                lines = cleaner(run_id, work_dirs)
+            except Exception as exc:  # noqa: BLE001 - one plugin's failure must not stop the cleanup
+                report.failed.append((Leftover("plugin", label, run_id), str(exc)))
+                log.warning("cleanup: %s for run %s: %s", label, run_id, exc)
+                continue
+            for line in lines or ():
+                report.removed.append(Leftover("plugin", line, run_id, label))
+                log.info("cleanup: %s: %s (run %s)", label, line, run_id)
+    return report
+
+
 def cleanup(dry_run: bool = False, *, state_dir: Path | None = None,
-            run_ids: Iterable[str] | None = None) -> CleanupReport:
-    """Find and remove the leftovers of dead runs (or only of ``run_ids``)."""
+            run_ids: Iterable[str] | None = None,
+            plugin_cleaners: Sequence[PluginCleaner] = ()) -> CleanupReport:
+    """Find and remove the leftovers of dead runs (or only of ``run_ids``): first through
+    the plugins' own cleaners (``plugin_cleaners``), then everything that is left."""
     state = state_dir or runstate.state_dir()
     live = runstate.live_run_ids(state)
     items = plan(snapshot(state), live, only=run_ids, own_pids=own_pids())
+    done_by_plugins = CleanupReport(dry_run=dry_run)
+    if plugin_cleaners and items:
+        done_by_plugins = run_plugin_cleaners({i.run_id for i in items}, plugin_cleaners,
+                                              state_dir=state, dry_run=dry_run)
+        if done_by_plugins.removed and not dry_run:  # look again: the plugins removed some
+            items = plan(snapshot(state), runstate.live_run_ids(state), only=run_ids, own_pids=own_pids())
     report = remove(items, dry_run=dry_run, state_dir=state)
+    report.removed[:0] = done_by_plugins.removed
+    report.failed[:0] = done_by_plugins.failed
     for run_id in sorted(live):
         if run_id not in report.live_runs and (run_ids is None or run_id in set(run_ids)):
             report.live_runs.append(run_id)
