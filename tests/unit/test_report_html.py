@@ -14,6 +14,11 @@ from tests.unit.test_runner import make_plans, only_run_dir, run, testkit  # noq
 from vsbench.cli.main import main
 from vsbench.results import report_html
 
+#: These report tests were written for one NDR point per frame size (the plain binary search);
+#: the default multi-goal search's NDR+PDR report is checked in
+#: test_default_search_report_shows_ndr_and_pdr.
+NDR_ONLY = {"search": {"mode": "binary", "goals": [{"name": "NDR", "loss_ratio": 0.0}]}}
+
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -113,7 +118,7 @@ def results_of(run_dir: Path) -> dict:
 
 
 def test_runner_writes_a_self_contained_report_with_every_reported_figure(tmp_path, testkit):
-    code, out = run(make_plans(tmp_path, testkit), testkit)
+    code, out = run(make_plans(tmp_path, testkit, extra=NDR_ONLY), testkit)
     assert code == 0, out
     run_dir = only_run_dir(testkit)
     page = check_page(run_dir / "report.html")
@@ -145,7 +150,8 @@ def test_runner_writes_a_self_contained_report_with_every_reported_figure(tmp_pa
 
 def test_generator_limited_trials_and_irregular_results_are_shown(tmp_path, testkit):
     plans = make_plans(tmp_path, testkit, vswitch="external", params="frame_sizes=[64];trial_duration=1",
-                       gen={"capacity_fps": 5e6, "marker_dir": None}, extra={"search": {"max_load_fps": 4e6}})
+                       gen={"capacity_fps": 5e6, "marker_dir": None},
+                       extra={"search": {**NDR_ONLY["search"], "max_load_fps": 4e6}})
     plans[0].config["trafficgen"]["model_gen"]["max_rate_fps"] = 2e6
     plans[0].config["trafficgen"]["model_gen"]["latency"] = False
     code, out = run(plans, testkit)
@@ -157,7 +163,7 @@ def test_generator_limited_trials_and_irregular_results_are_shown(tmp_path, test
     assert invalid
     # at the top: the plan's warnings counted, with the invalid trials and the irregular result
     digest = f"{len(invalid)} of 4 trials invalid (generator-limited ×{len(invalid)}); irregular NDR result at 64 B"
-    assert any(klass == "warning" and t.startswith("phy2phy_tput 4 warning(s) at 64 B") and digest in t
+    assert any(klass == "warning" and t.startswith("phy2phy_tput 5 warning(s) at 64 B") and digest in t
                for klass, t in page.items), page.items
     # in the plan: every note of the frame size, in full
     notes = [text for klass, text in page.items if klass == "warning" and not text.startswith("phy2phy_tput")]
@@ -165,7 +171,8 @@ def test_generator_limited_trials_and_irregular_results_are_shown(tmp_path, test
     assert f"{len(invalid)} of 4 trials invalid (generator-limited x{len(invalid)})" in notes
     assert any("max_load is a lower bound" in n for n in notes)
     assert any("latency not measured" in n for n in notes)
-    assert len(notes) == 4
+    assert "generator-limited: max_load lowered to 1980000 fps (asked up to 4000000 fps)" in notes
+    assert len(notes) == 5
     text = "".join(page.text)
     assert f"Invalid trials ({len(invalid)}: generator-limited ×{len(invalid)})" in text
     for doc in invalid:  # every invalid trial listed with its reason
@@ -227,7 +234,7 @@ def test_a_failing_report_is_logged_and_loses_nothing(tmp_path, testkit, monkeyp
 
 
 def test_goals_and_latency_statistics_a_newer_results_json_carries_are_shown(tmp_path, testkit):
-    code, _ = run(make_plans(tmp_path, testkit), testkit)
+    code, _ = run(make_plans(tmp_path, testkit, extra=NDR_ONLY), testkit)
     assert code == 0
     run_dir = only_run_dir(testkit)
     results = results_of(run_dir)
@@ -313,3 +320,17 @@ def test_cpu_oversubscription_is_an_error_at_the_top(tmp_path, testkit):
     assert ("error", warning) in page.items  # and in the plan
     assert ("warning", "CPU placement (no-isolcpus): no CPU is isolated") in page.items
     assert "1 error(s) and 1 warning(s) qualify figures of this run" in "".join(page.text)
+
+
+def test_default_search_report_shows_ndr_and_pdr(tmp_path, testkit):
+    code, out = run(make_plans(tmp_path, testkit, params="frame_sizes=[64];latency.trial_duration_s=1"), testkit)
+    assert code == 0, out
+    run_dir = only_run_dir(testkit)
+    page = check_page(run_dir / "report.html")
+    text = "".join(page.text)
+    assert "NDR throughput" in text and "PDR throughput (loss ≤ 0.5 %)" in text
+    [fs] = results_of(run_dir)["tests"][0]["frame_sizes"]
+    ndr, pdr = fs["points"]
+    rows = page.rows_starting_with("64")
+    assert any(r[1] == fixed(ndr["throughput_fps"]) for r in rows)
+    assert any(r[1] == fixed(pdr["throughput_fps"]) for r in rows)

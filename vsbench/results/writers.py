@@ -40,7 +40,13 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: ``latency_avg_ns``, ``latency_max_ns``, ``latency_samples``, ``trial_count``,
 #: ``trial_seconds`` (sum of intended durations), ``switching_operations`` (of the
 #: deployment, ONP 2.1 section 5.2), ``valid`` (the reported trial passed the validity
-#: rules), ``status``, ``notes`` (``; ``-separated).
+#: rules), ``status``, ``notes`` (``; ``-separated); appended later:
+#: ``conditional_throughput_fps`` (of the primary goal), ``pdr_throughput_fps``,
+#: ``pdr_lower_bound_fps``, ``pdr_upper_bound_fps``, ``pdr_loss_ratio`` (of the goal named
+#: PDR, when the search had one), ``latency_p50_ns``, ``latency_p99_ns`` (primary goal's
+#: latency trial; empty when too few samples back the percentile), ``search_mode``,
+#: ``max_load_fps`` (after any generator-limited lowering), ``generator_limited``,
+#: ``effective_seconds`` (wall time of the frame size's trials).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -75,6 +81,18 @@ CSV_COLUMNS: tuple[str, ...] = (
     "valid",
     "status",
     "notes",
+    # -- appended (keep the order above stable) --
+    "conditional_throughput_fps",
+    "pdr_throughput_fps",
+    "pdr_lower_bound_fps",
+    "pdr_upper_bound_fps",
+    "pdr_loss_ratio",
+    "latency_p50_ns",
+    "latency_p99_ns",
+    "search_mode",
+    "max_load_fps",
+    "generator_limited",
+    "effective_seconds",
 )
 
 
@@ -150,7 +168,22 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         "status": fs.status,
         "notes": "; ".join(notes),
     }
-    return {column: _cell(values[column]) for column in CSV_COLUMNS}
+    pdr = next((p for p in fs.points if p.name == "PDR"), None)
+    percentiles = (point.latency_summary or {}).get("percentiles_ns") or {}
+    values.update({
+        "conditional_throughput_fps": point.conditional_throughput_fps,
+        "pdr_throughput_fps": None if pdr is None else pdr.throughput_fps,
+        "pdr_lower_bound_fps": None if pdr is None else pdr.lower_bound_fps,
+        "pdr_upper_bound_fps": None if pdr is None else pdr.upper_bound_fps,
+        "pdr_loss_ratio": None if pdr is None else pdr.loss_ratio,
+        "latency_p50_ns": percentiles.get("p50"),
+        "latency_p99_ns": percentiles.get("p99"),
+        "search_mode": fs.search_mode,
+        "max_load_fps": fs.max_load_fps,
+        "generator_limited": fs.generator_limited,
+        "effective_seconds": fs.effective_seconds,
+    })
+    return {column: _cell(values.get(column)) for column in CSV_COLUMNS}
 
 
 def results_csv_text(results: RunResults) -> str:

@@ -49,6 +49,12 @@ def fmt_ns(value: float | None) -> str:
     return f"{value:.0f} ns"
 
 
+def generator_limited_note(fs: FrameSizeResult) -> str:
+    """The one line that says a frame size's figures are bounded by the generator."""
+    return (f"generator-limited: max_load lowered to {fmt_num(fs.max_load_fps, 0)} fps"
+            f" (asked up to {fmt_num(fs.search_max_load_fps, 0)} fps)")
+
+
 class RunDisplay:
     """Progress while trials run; the summary table at the end."""
 
@@ -115,11 +121,14 @@ class RunDisplay:
             self.console.print(f"  {fs.frame_size_bytes} B: {fs.status}"
                                + (f" - {fs.error}" if fs.error else ""), style="red", markup=False)
             return
+        goals = ", ".join(f"{p.name}: {fmt_rate(p.throughput_fps)} ({fmt_num(p.line_rate_percent, 2)}% of line rate)"
+                          for p in fs.points)
         self.console.print(
-            f"  {fs.frame_size_bytes} B {point.name}: {fmt_rate(point.throughput_fps)}"
-            f" ({fmt_num(point.line_rate_percent, 2)}% of line rate) in {fs.trial_count} trials",
+            f"  {fs.frame_size_bytes} B {goals} in {fs.trial_count} trials",
             style="green", highlight=False,
         )
+        if fs.generator_limited:
+            self.note(f"  {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
 
     def close_progress(self) -> None:
         if self._progress is not None:
@@ -133,6 +142,9 @@ class RunDisplay:
         self.close_progress()
         for test in results.tests:
             self.console.print(self.table(test))
+            for fs in test.frame_sizes:
+                if fs.generator_limited:
+                    self.note(f"note: {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
             for note in test.notes:
                 self.note(f"note: {note}")
         self.console.print(f"run {results.run_id}: {results.status}; results in {run_dir}", highlight=False)
@@ -140,17 +152,26 @@ class RunDisplay:
     @staticmethod
     def table(test: TestResult) -> Table:
         goal = next((fs.primary.name for fs in test.frame_sizes if fs.primary), "")
+        # the other goals of a multi-goal search (PDR ...) get a column each, after the primary's
+        others: list[str] = []
+        for fs in test.frame_sizes:
+            for p in fs.points[1:]:
+                if p.name not in others:
+                    others.append(p.name)
         table = Table(title=f"{test.label} ({test.traffic_type}, {test.vswitch}, {test.trafficgen}) {goal}".strip(),
                       title_justify="left")
-        for header in ("Frame B", "Throughput fps", "L1 Mbps", "L2 Mbps", "% line rate", "Loss",
-                       "Lat min", "Lat avg", "Lat max", "Trials", "Status"):
+        for header in ("Frame B", "Throughput fps", *(f"{name} fps" for name in others), "L1 Mbps", "L2 Mbps",
+                       "% line rate", "Loss", "Lat min", "Lat avg", "Lat max", "Trials", "Status"):
             table.add_column(header, justify="left" if header == "Status" else "right")
         for fs in test.frame_sizes:
             p = fs.primary
             lat = p.latency if p else None
+            by_name = {q.name: q for q in fs.points}
+            status = fs.status + (" generator-limited" if fs.generator_limited else "") + ("" if not fs.notes else " *")
             table.add_row(
                 str(fs.frame_size_bytes),
                 fmt_num(p.throughput_fps if p else None, 0),
+                *(fmt_num(by_name[name].throughput_fps if name in by_name else None, 0) for name in others),
                 fmt_num(p.throughput_l1_mbps if p else None),
                 fmt_num(p.throughput_l2_mbps if p else None),
                 fmt_num(p.line_rate_percent if p else None, 2),
@@ -159,6 +180,6 @@ class RunDisplay:
                 fmt_ns(lat.avg_ns if lat else None),
                 fmt_ns(lat.max_ns if lat else None),
                 str(fs.trial_count),
-                fs.status + ("" if not fs.notes else " *"),
+                status,
             )
         return table
