@@ -132,3 +132,16 @@ def test_frames_too_small_and_unknown_fields_are_one_line_errors(loopback):
                       tb.generator_ports())
     with pytest.raises(PluginError, match="run_trial before configure"):
         gen.run_trial(1000, 1.0)
+
+
+def test_ring_path_pins_one_cpu_per_direction(loopback, tmp_path):
+    gen, tb = loopback
+    ring = Trafgen(PluginContext(run_id=tb.run_id, settings={"tx_path": "ring", "cpus": [0, 1]},
+                                 log_dir=tmp_path / "ring-logs", resources=gen.context.resources,
+                                 work_dir=tmp_path / "ring-work"))
+    ring.start()
+    ring.configure(TrafficProfile(frame_size_bytes=64, flows=16), tb.generator_ports())
+    r = ring.run_trial(20_000, 1.0)
+    assert [(d.tx_frames, d.rx_frames) for d in r.directions] == [(10_000, 10_000), (10_000, 10_000)]
+    assert [d["cpus"] for d in r.generator_stats["directions"]] == [[0], [1]]
+    assert ring.generator_cpus() == {0, 1}

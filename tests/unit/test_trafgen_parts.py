@@ -46,6 +46,8 @@ def test_argv_is_paced_by_the_kernel_and_leaves_the_host_alone():
     assert "--jumbo-support" in process.trafgen_argv("t", "i", "c", 1, None, wire_len_bytes=9212)
     with pytest.raises(ValueError, match="forever"):
         process.trafgen_argv("t", "i", "c", 0, None)
+    with pytest.raises(ValueError, match="CPU 0"):
+        process.trafgen_argv("t", "i", "c", 5, [1], tx_path="sendto")
 
 
 def test_exit_summary_is_parsed():
@@ -167,11 +169,17 @@ def test_testbed_addresses_are_deterministic_and_local():
         testbed.port_mac("xyz", testbed.TG_ROLE, 0)
 
 
+def test_sendto_path_cannot_be_pinned_elsewhere():
+    problems = Trafgen.check_prerequisites({"tx_path": "sendto", "cpus": [1]})
+    assert any("tx_path sendto" in str(p) for p in problems)
+    assert not any("tx_path" in str(p) for p in Trafgen.check_prerequisites({"tx_path": "ring", "cpus": [0]}))
+
+
 def test_capabilities_come_from_settings():
     from vsbench.interfaces.plugin import PluginContext
     from vsbench.system.resources import ResourceStack
 
-    ctx = PluginContext(run_id="abcdef", settings={"max_rate_fps": 123456, "cpus": [1]},
+    ctx = PluginContext(run_id="abcdef", settings={"max_rate_fps": 123456, "cpus": [1], "tx_path": "ring"},
                         log_dir=Path("/nonexistent"), resources=ResourceStack())
     gen = Trafgen(ctx)
     caps = gen.capabilities()

@@ -158,6 +158,11 @@ class Trafgen(TrafficGenerator):
             missing.append(Prerequisite(
                 f"CPUs {bad} for trafgen (trafficgen.trafgen.cpus)",
                 f"choose among the CPUs this process may use: {sorted(online)}"))
+        if cfg["tx_path"] == "sendto" and list(cfg["cpus"]) != [process.SENDTO_CPU]:
+            missing.append(Prerequisite(
+                f"trafficgen.trafgen.cpus {list(cfg['cpus'])} with tx_path sendto",
+                f"trafgen's sendto path runs one worker, pinned to CPU {process.SENDTO_CPU}: "
+                f"set cpus: [{process.SENDTO_CPU}], or tx_path: ring to choose CPUs"))
         return missing
 
     def capabilities(self) -> GeneratorCapabilities:
@@ -183,7 +188,9 @@ class Trafgen(TrafficGenerator):
         return {"trafgen": found} if found else {}
 
     def generator_cpus(self) -> set[int]:
-        """CPUs trafgen's workers busy-loop on (for the runner's placement check)."""
+        """CPUs trafgen's workers run on (for the runner's placement check)."""
+        if self.cfg["tx_path"] == "sendto":
+            return {process.SENDTO_CPU}
         return set(int(c) for c in self.cfg["cpus"])
 
     def start(self) -> None:
@@ -275,7 +282,9 @@ class Trafgen(TrafficGenerator):
         self._work_dir.mkdir(parents=True, exist_ok=True)
         Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
         n_dirs = profile.directions
-        cpu_sets = split_cpus([int(c) for c in self.cfg["cpus"]], n_dirs)
+        # trafgen's sendto path forces one worker (on CPU 0): no per-CPU blocks then
+        cpu_sets = (split_cpus([int(c) for c in self.cfg["cpus"]], n_dirs)
+                    if self.cfg["tx_path"] == "ring" else [()] * n_dirs)
         specs = [(ports[0], ports[1], profile.fields, plan, forward)]
         if profile.bidirectional:
             rev_fields = flows.reverse_fields(profile.fields)
@@ -380,6 +389,9 @@ class Trafgen(TrafficGenerator):
                     tail = text.strip().splitlines()
                     raise PluginError(f"trafgen on {d.tx.iface} failed (exit {code}): "
                                       f"{tail[-1] if tail else 'no output'} (see {d.log_path})")
+                if not sender.cut and (report.tx_packets or 0) < sender.frames:
+                    raise PluginError(f"trafgen on {d.tx.iface} sent {report.tx_packets} of "
+                                      f"{sender.frames} frames without an error (see {d.log_path})")
                 if sender.cut:
                     cut_reasons.append(f"trafgen on {d.tx.iface} had not finished at the deadline "
                                        f"({report.tx_packets} of {sender.frames} frames)")
@@ -471,7 +483,7 @@ class Trafgen(TrafficGenerator):
 
     def _spawn(self, d: _Direction, frames: int) -> _Sender:
         binary = which(self.cfg["binary"]) or self.cfg["binary"]
-        cpus = d.cpus if frames >= process.worker_count(d.cpus) else None
+        cpus = d.cpus if d.cpus and frames >= process.worker_count(d.cpus) else None
         if cpus is None and d.cpus:
             # Fewer frames than workers: trafgen would drop workers and with them the
             # pinned packet blocks; such a trial is tiny, send it from one unpinned block.

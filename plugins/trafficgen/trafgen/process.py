@@ -29,6 +29,9 @@ JUMBO_THRESHOLD_BYTES = 1518
 RING_SIZE = "128KiB"
 
 TX_PATHS = ("ring", "sendto")
+#: trafgen's sendto path (-t/--gap, also -b) forces a single worker, which trafgen pins to
+#: CPU 0 itself: a config block for another CPU would silently send nothing.
+SENDTO_CPU = 0
 
 _PACKETS_RE = re.compile(r"^\s*(\d+)\s+packets outgoing", re.M)
 _BYTES_RE = re.compile(r"^\s*(\d+)\s+bytes outgoing", re.M)
@@ -56,6 +59,8 @@ def trafgen_argv(
         raise ValueError("trafgen -n 0 would send forever; ask for at least one frame")
     if tx_path not in TX_PATHS:
         raise ValueError(f"tx_path must be one of {', '.join(TX_PATHS)}")
+    if tx_path == "sendto" and cpus:
+        raise ValueError("trafgen's sendto path has one worker on CPU 0: no per-CPU blocks")
     argv = [
         binary,
         "--dev", iface,

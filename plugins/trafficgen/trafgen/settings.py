@@ -35,9 +35,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                    "description": "the trafgen executable (name on PATH or full path)"},
         "cpus": {"type": "array", "minItems": 1, "uniqueItems": True,
                  "items": {"type": "integer", "minimum": 0, "maximum": 1023},
-                 "description": "CPUs trafgen's workers are pinned to; a bidirectional trial "
-                                "splits them between its two directions (both share one CPU "
-                                "when only one is given)"},
+                 "description": "tx_path ring: CPUs trafgen's workers are pinned to, split "
+                                "between the directions of a bidirectional trial (shared when "
+                                "only one is given); tx_path sendto: must be [0] (trafgen pins "
+                                "its single sendto worker to CPU 0)"},
         "tx_path": {"enum": ["ring", "sendto"],
                     "description": "sendto: one blocking sendto() per frame; ring: trafgen's TX_RING (busy loop)"},
         "shaper_burst_s": {**_POSITIVE, "maximum": 1.0,
