@@ -98,7 +98,7 @@ def pmd_stats_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, 
     if any(v < 0 for v in diff.values()):
         diff = {k: a.get(k, 0) for k in PMD_ADDITIVE}
     out: dict[str, Any] = dict(diff)
-    lookups = diff["emc_hits"] + diff["smc_hits"] + diff["megaflow_hits"]
+    lookups = diff["simple_match_hits"] + diff["emc_hits"] + diff["smc_hits"] + diff["megaflow_hits"]
     out["upcalls"] = diff["miss_with_success_upcall"] + diff["miss_with_failed_upcall"]
     out["emc_hit_ratio"] = diff["emc_hits"] / lookups if lookups else None
     out["megaflow_hit_ratio"] = diff["megaflow_hits"] / lookups if lookups else None

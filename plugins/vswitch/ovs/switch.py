@@ -327,13 +327,12 @@ class OvsSwitchBase(VSwitch):
 
     def cpu_cost(self, usage: cpu.CpuUsage) -> tuple[float, str]:
         """(CPU seconds, what they are) the switch consumed in ``usage``. Default, for a
-        userspace datapath: the busy time of every vswitchd thread plus the softirq time of
-        the CPUs its busy-polling threads ran on (a PMD's transmit into a veth runs the
-        peer's receive path in softirq on the PMD's CPU, accounted to the CPU rather than
-        to the thread)."""
-        pmd_cpus = {t.last_cpu for t in usage.threads if t.name.startswith("pmd") and t.last_cpu >= 0}
-        softirq = sum(usage.softirq_s.get(f"cpu{c}", 0.0) for c in pmd_cpus)
-        return usage.threads_busy_s + softirq, "threads+pmd_cpu_softirq" if pmd_cpus else "threads"
+        userspace datapath: the busy time (user + system) of every vswitchd thread. With
+        tick-based accounting (no CONFIG_IRQ_TIME_ACCOUNTING) a softirq that runs in a
+        thread's context -- a PMD's transmit into a veth runs the peer's receive path -- is
+        already in the thread's system time; adding the CPU's softirq time would count it
+        twice."""
+        return usage.threads_busy_s, "threads"
 
     def _cpu_sample(self) -> cpu.CpuSample:
         pid = self.instance.vswitchd_pid() if self.instance else None
