@@ -70,7 +70,7 @@ def test_phy2phy_tput_64b(tmp_path, vswitch):
     [test] = results["tests"]
     assert test["vswitch"] == vswitch and test["trafficgen"] == "trafgen"
     [fs] = test["frame_sizes"]
-    [ndr] = fs["points"]
+    ndr = fs["points"][0]  # NDR first; the default multi-goal search also reports PDR
     assert fs["status"] == "complete", fs
     # a measured figure: above the search floor, loss-free, at a valid trial
     assert ndr["throughput_fps"] is not None and ndr["throughput_fps"] > fs["min_load_fps"], fs

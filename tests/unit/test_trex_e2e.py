@@ -43,7 +43,7 @@ def test_phy2phy_tput_finds_the_modelled_capacity(fake, tmp_path):
                    "--conf-file", str(conf_for(fake, tmp_path / "trex.yaml")),
                    "--results-dir", str(results),
                    # the testcase asks for 60 s trials over 7 sizes: keep the search, shorten it
-                   "--test-params", "frame_sizes=[64];trial_duration=0.2")
+                   "--test-params", "frame_sizes=[64];trial_duration=0.2;latency.trial_duration_s=0.5")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run_dir = next(results.iterdir())
     doc = json.loads((run_dir / "results.json").read_text())

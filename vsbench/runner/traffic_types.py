@@ -17,6 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from vsbench.interfaces.plugin import PluginError
 from vsbench.interfaces.traffic import GeneratorCapabilities, TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement.latency_report import latency_summary
@@ -206,7 +207,14 @@ def latency_follow_ups(job: FrameSizeJob, throughputs: dict[str, float | None]) 
     duration = float(job.latency_section.get("trial_duration_s") or LATENCY_TRIAL_S)
     points = []
     for label, reference, fraction, load in latency_plan(job, throughputs):
-        rec = job.trials.run(load, duration, role="final", latency=True)
+        try:
+            rec = job.trials.run(load, duration, role="final", latency=True)
+        except PluginError as exc:
+            if load > 0:
+                raise
+            # a generator that cannot send probes without bulk traffic (TRex): said, not fatal
+            job.notes.append(f"latency with probes only not measured: {exc}")
+            continue
         r = rec.result
         points.append(LatencyPoint(
             label=label, reference=reference, fraction=fraction, load_fps=load, trial_index=rec.trial_index,
