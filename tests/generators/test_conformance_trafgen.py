@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from vsbench.deployment.ports import generator_ports_of
 from vsbench.conformance import ConformanceTarget
 from vsbench.conformance.suite import TrafficGeneratorConformance
 from vsbench.interfaces.traffic import TrafficProfile
@@ -73,7 +74,7 @@ def conformance_generator():
             plugin=trafgen,
             settings=(defaults.get("trafficgen") or {}).get("trafgen") or {},
             dut_capacity_fps=2 * PER_PORT_FPS,
-            ports=testbed.generator_ports(),
+            ports=generator_ports_of(testbed),
             profile=TrafficProfile(frame_size_bytes=FRAME_BYTES),
             trial_duration_s=1.0,
             rate_tolerance=0.1,  # a real kernel and a shared, noisy machine

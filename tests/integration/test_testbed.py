@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from vsbench.deployment.ports import generator_ports_of
 from vsbench.system import naming, netlink
 from vsbench.system.commands import run
 from vsbench.system.resources import ResourceStack
@@ -27,7 +28,7 @@ def test_testbed_is_built_quiet_and_fully_removed():
     with ResourceStack() as resources:
         tb = create_testbed(run_id, 2, resources)
         assert {tb.tg_netns, tb.dut_netns} <= _namespaces()
-        assert [p.iface for p in tb.generator_ports()] == [naming.iface_name(run_id, "tg", i) for i in (0, 1)]
+        assert [p.iface for p in generator_ports_of(tb)] == [naming.iface_name(run_id, "tg", i) for i in (0, 1)]
         tg_links = set(netlink.list_links(tb.tg_netns))
         dut_links = set(netlink.list_links(tb.dut_netns))
         assert {l.tg_iface for l in tb.links} <= tg_links
@@ -65,7 +66,7 @@ def test_loopback_testbed_joins_two_generator_ports():
         assert tb.loopback and tb.namespaces == (tb.tg_netns,)
         a, b = tb.links
         assert a.dut_iface == b.tg_iface and b.dut_iface == a.tg_iface
-        ports = tb.generator_ports()
+        ports = generator_ports_of(tb)
         assert [p.netns for p in ports] == [tb.tg_netns] * 2
     assert tb.tg_netns not in _namespaces()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vsbench.deployment.ports import generator_ports_of
 from vsbench.interfaces.plugin import PluginContext
 from vsbench.interfaces.traffic import FlowFields, TrafficProfile
 from vsbench.system import naming, netlink
@@ -66,7 +67,7 @@ def loopback(tmp_path):
 
 def test_unidirectional_trial_counts_exactly(loopback):
     gen, tb = loopback
-    gen.configure(TrafficProfile(frame_size_bytes=64, flows=100, bidirectional=False), tb.generator_ports())
+    gen.configure(TrafficProfile(frame_size_bytes=64, flows=100, bidirectional=False), generator_ports_of(tb))
     r = gen.run_trial(20_000, 1.0)
     assert r.tx_frames == 20_000 and r.rx_frames == 20_000
     [d] = r.directions
@@ -83,7 +84,7 @@ def test_unidirectional_trial_counts_exactly(loopback):
 
 def test_bidirectional_trial_splits_the_load(loopback):
     gen, tb = loopback
-    gen.configure(TrafficProfile(frame_size_bytes=128, flows=1000), tb.generator_ports())
+    gen.configure(TrafficProfile(frame_size_bytes=128, flows=1000), generator_ports_of(tb))
     r = gen.run_trial(30_000, 1.0)
     assert [(d.tx_port, d.rx_port, d.tx_frames, d.rx_frames) for d in r.directions] == [
         (0, 1, 15_000, 15_000), (1, 0, 15_000, 15_000)]
@@ -94,7 +95,7 @@ def test_bidirectional_trial_splits_the_load(loopback):
 def test_probes_arrive_in_order_with_plausible_latency_and_are_not_bulk(loopback):
     gen, tb = loopback
     gen.configure(TrafficProfile(frame_size_bytes=64, flows=10, bidirectional=True,
-                                 fields=FlowFields(vlan_id=10)), tb.generator_ports())
+                                 fields=FlowFields(vlan_id=10)), generator_ports_of(tb))
     r = gen.run_trial(20_000, 2.0, latency=True)
     assert r.tx_frames == r.rx_frames == 40_000  # probes are counted apart
     p = r.probes
@@ -109,7 +110,7 @@ def test_probes_arrive_in_order_with_plausible_latency_and_are_not_bulk(loopback
 
 def test_a_rate_the_generator_cannot_hold_is_reported_not_padded(loopback):
     gen, tb = loopback
-    gen.configure(TrafficProfile(frame_size_bytes=64, bidirectional=False), tb.generator_ports())
+    gen.configure(TrafficProfile(frame_size_bytes=64, bidirectional=False), generator_ports_of(tb))
     asked = 50_000_000  # far beyond one CPU's reach
     r = gen.run_trial(asked, 0.2)
     # whatever happened, the counters are the real ones: loopback delivers all that was sent
@@ -125,11 +126,11 @@ def test_frames_too_small_and_unknown_fields_are_one_line_errors(loopback):
     gen, tb = loopback
     with pytest.raises(PluginError, match="trafgen: "):
         gen.configure(TrafficProfile(frame_size_bytes=64, fields=FlowFields(l4_proto="tcp")),
-                      tb.generator_ports())
+                      generator_ports_of(tb))
     with pytest.raises(PluginError, match="do not fit"):
         gen.configure(TrafficProfile(frame_size_bytes=64, flows=1 << 20,
                                      fields=FlowFields(vary=("src_port", "dst_port"))),
-                      tb.generator_ports())
+                      generator_ports_of(tb))
     with pytest.raises(PluginError, match="run_trial before configure"):
         gen.run_trial(1000, 1.0)
 
@@ -140,7 +141,7 @@ def test_ring_path_pins_one_cpu_per_direction(loopback, tmp_path):
                                  log_dir=tmp_path / "ring-logs", resources=gen.context.resources,
                                  work_dir=tmp_path / "ring-work"))
     ring.start()
-    ring.configure(TrafficProfile(frame_size_bytes=64, flows=16), tb.generator_ports())
+    ring.configure(TrafficProfile(frame_size_bytes=64, flows=16), generator_ports_of(tb))
     r = ring.run_trial(20_000, 1.0)
     assert [(d.tx_frames, d.rx_frames) for d in r.directions] == [(10_000, 10_000), (10_000, 10_000)]
     assert [d["cpus"] for d in r.generator_stats["directions"]] == [[0], [1]]

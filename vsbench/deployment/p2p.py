@@ -9,7 +9,6 @@ its settings (``ports``). One bridge, two ports, one ``connect``: one switching 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any, ClassVar, Mapping, Sequence
 
@@ -17,6 +16,7 @@ from vsbench.interfaces.traffic import GeneratorPort
 from vsbench.interfaces.vswitch import PortSpec
 from vsbench.deployment.base import Deployment, DeploymentError
 from vsbench.system import naming
+from vsbench.deployment.ports import generator_ports_of
 from vsbench.system.testbed import Testbed, create_testbed
 
 log = logging.getLogger(__name__)
@@ -72,8 +72,7 @@ class P2P(Deployment):
         link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
         if caps.needs_testbed:
             self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)
-            gen_ports = [dataclasses.replace(p, link_bps=p.link_bps or link_bps)
-                         for p in self.testbed.generator_ports()]
+            gen_ports = generator_ports_of(self.testbed, link_bps)
             specs = [PortSpec(kind="physical", name=link.dut_iface, iface=link.dut_iface)
                      for link in self.testbed.links]
             dut_netns = self.testbed.dut_netns

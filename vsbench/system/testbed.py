@@ -24,7 +24,6 @@ import time
 from dataclasses import dataclass
 from typing import Iterable
 
-from vsbench.interfaces.traffic import GeneratorPort
 from vsbench.system import naming
 from vsbench.system.commands import run, which
 from vsbench.system.netlink import NetlinkError, netns_exists, open_netns
@@ -82,12 +81,6 @@ class Testbed:
     dut_netns: str
     links: tuple[TestbedLink, ...]
     loopback: bool = False  # generator ports wired to each other; dut_netns == tg_netns
-
-    def generator_ports(self) -> list[GeneratorPort]:
-        return [
-            GeneratorPort(index=l.index, iface=l.tg_iface, netns=self.tg_netns, mac=l.tg_mac, ip=l.tg_ip)
-            for l in self.links
-        ]
 
     @property
     def namespaces(self) -> tuple[str, ...]:
