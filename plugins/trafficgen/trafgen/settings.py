@@ -13,7 +13,7 @@ DEFAULTS: dict[str, Any] = {
     "binary": "trafgen",
     "cpus": [0],
     "tx_path": "sendto",
-    "shaper_burst_s": 0.002,
+    "shaper_burst_s": 0.005,
     "max_rate_fps": 1000000,
     "max_flows": 16777216,
     "probe_rate_fps": None,
