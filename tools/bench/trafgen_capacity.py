@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vsbench.deployment.ports import testbed_generator_ports
+from vsbench.deployment.ports import generator_ports_of
 from vsbench.interfaces.plugin import PluginContext
 from vsbench.interfaces.traffic import TrafficProfile
 from vsbench.system import naming
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             if name in skip:
                 continue
             gen.configure(TrafficProfile(frame_size_bytes=args.frame_size, flows=args.flows,
-                                         bidirectional=bidir), testbed_generator_ports(tb))
+                                         bidirectional=bidir), generator_ports_of(tb))
             grid = [float(k) * 1e3 for k in args.grid_kfps.split(",")]
             results = scan(gen, grid, args.duration_s, args.repeats)
             best = sustained(results)
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if "latency" not in skip:
             gen.configure(TrafficProfile(frame_size_bytes=args.frame_size, flows=args.flows,
-                                         bidirectional=False), testbed_generator_ports(tb))
+                                         bidirectional=False), generator_ports_of(tb))
             loads = [("idle (probes only)", 0.0)]
             if uni_max:
                 loads.append((f"bulk {args.load_share:.0%} of uni max", args.load_share * statistics.median(uni_max)))
