@@ -33,7 +33,6 @@ import logging
 import os
 import resource
 import signal
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
