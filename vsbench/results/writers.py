@@ -46,7 +46,9 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: PDR, when the search had one), ``latency_p50_ns``, ``latency_p99_ns`` (primary goal's
 #: latency trial; empty when too few samples back the percentile), ``search_mode``,
 #: ``max_load_fps`` (after any generator-limited lowering), ``generator_limited``,
-#: ``effective_seconds`` (wall time of the frame size's trials).
+#: ``effective_seconds`` (wall time of the frame size's trials), ``switch_cores`` (CPU
+#: the switch consumed at the primary point's trial, in cores) and ``fps_per_core``
+#: (frames/s received per core the switch consumed there).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -93,6 +95,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "max_load_fps",
     "generator_limited",
     "effective_seconds",
+    "switch_cores",
+    "fps_per_core",
 )
 
 
@@ -182,6 +186,8 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         "max_load_fps": fs.max_load_fps,
         "generator_limited": fs.generator_limited,
         "effective_seconds": fs.effective_seconds,
+        "switch_cores": (point.efficiency or {}).get("switch_cores"),
+        "fps_per_core": (point.efficiency or {}).get("fps_per_core"),
     })
     return {column: _cell(values.get(column)) for column in CSV_COLUMNS}
 
