@@ -12,6 +12,7 @@ even when loaded, so (b) discriminates a wrong generator/counter/search, not the
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from io import StringIO
@@ -128,6 +129,7 @@ def test_asking_more_than_trafgen_can_send_is_flagged_generator_limited(tmp_path
     assert "generator-limited: max_load lowered to" in out
     trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
     assert not trials[0]["valid"]  # the first trial at 30 Mfps could not be sent
-    text = (run_dir / "results.csv").read_text().splitlines()
-    assert dict(zip(text[0].split(","), text[1].split(",")))["generator_limited"] == "true"
+    with open(run_dir / "results.csv", newline="") as f:
+        [row] = list(csv.DictReader(f))
+    assert row["generator_limited"] == "true"
     _clean(run_dir, run_id)

@@ -5,6 +5,7 @@ Runs go through the real runner with the model generator of tests/fixtures/runne
 run leaves is the real thing; the search is the real pure search.
 """
 
+import csv
 import json
 import shutil
 from io import StringIO
@@ -180,9 +181,10 @@ def test_default_run_reports_ndr_and_pdr_with_bounds_and_latency_and_recomputes(
     assert ndr["latency_trial_index"] == fs["latency_points"][-1]["trial_index"]
     # terminal: both goals, latency; csv: the appended columns
     assert "NDR" in out and "PDR fps" in out and "Lat min" in out
-    text = (run_dir / "results.csv").read_text().splitlines()
-    header = text[0].split(",")
-    row = dict(zip(header, text[1].split(",")))
+    with open(run_dir / "results.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        header = list(reader.fieldnames)
+        [row] = list(reader)
     assert float(row["pdr_throughput_fps"]) == pdr["throughput_fps"] and row["search_mode"] == "multi"
     assert header[: len(writers.CSV_COLUMNS)] == list(writers.CSV_COLUMNS)
     assert recheck.verify(run_dir) == []
@@ -262,8 +264,8 @@ def test_generator_limited_run_is_flagged_in_results_csv_and_terminal(tmp_path, 
     ndr = fs["points"][0]
     assert ndr["throughput_fps"] <= fs["max_load_fps"] and ndr["loss_ratio"] == 0.0
     assert not ndr["regular"] and "generator-limited" in ndr["irregular_reason"]
-    text = (run_dir / "results.csv").read_text().splitlines()
-    row = dict(zip(text[0].split(","), text[1].split(",")))
+    with open(run_dir / "results.csv", newline="") as f:
+        [row] = list(csv.DictReader(f))
     assert row["generator_limited"] == "true"
     assert float(row["max_load_fps"]) == pytest.approx(fs["max_load_fps"])
     assert recheck.verify(run_dir) == []

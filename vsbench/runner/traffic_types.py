@@ -1,9 +1,13 @@
 """Traffic types: what is measured at one frame size, from trials to a FrameSizeResult.
 
-* ``rfc2544_throughput``: optional warm-up, the search engine over the trial callable
-  (loads bounded by ``min_load_fps`` and a ``max_load_fps`` that defaults to the smaller of
-  the generator's capability and the nominal line rate), then one latency-enabled trial of
-  ``trial_duration_s`` at each goal's throughput when ``latency.enabled``.
+* ``rfc2544_throughput``: one warm-up at low rate with the full flow set (role
+  ``warmup``, never a result), the search engine over the trial callable (default: the
+  multi-goal search for NDR and PDR; loads bounded by ``min_load_fps`` and a
+  ``max_load_fps`` that defaults to the smaller of the generator's capability and the
+  nominal line rate, lowered when the generator cannot deliver), then, when
+  ``latency.enabled``, latency trials of ``latency.trial_duration_s`` (default 10 s) at
+  ``latency.load_fractions`` of the reference goal's throughput (default 0/10/50/90% of
+  PDR; 0 = probes only) and at each ``latency.at_goals`` throughput (default NDR).
 * ``continuous``: optional warm-up, then one trial at ``traffic.rate_fps`` (or
   ``rate_percent`` of the nominal line rate) for ``trial_duration_s``.
 
