@@ -39,6 +39,10 @@ def _manager(kind: str, load_errors: dict[str, str]) -> ExtensionManager:
     def on_failure(_manager, entrypoint, exc) -> None:
         load_errors[entrypoint.name] = f"{type(exc).__name__}: {exc}"
 
+    # stevedore memoises each namespace's entry points for the life of the process; a
+    # distribution installed (or put on sys.path) after the first lookup would stay
+    # invisible. Lookups are rare and cheap, so always ask the installed metadata afresh.
+    ExtensionManager.ENTRY_POINT_CACHE.pop(NAMESPACES[kind], None)
     return ExtensionManager(
         namespace=NAMESPACES[kind],
         invoke_on_load=False,
