@@ -19,7 +19,7 @@ DEFAULTS: dict[str, Any] = {
     "probe_rate_fps": None,
     "drain_s": None,
     "startup_allowance_s": 3.0,
-    "rate_tolerance": 0.001,
+    "rate_tolerance": 0.01,
     "python": None,
 }
 
