@@ -198,7 +198,10 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    out, err = Console(), Console(stderr=True)
+    # Piped into a file or a CI log there is no terminal width; a result table squeezed to
+    # 80 columns would be unreadable, so give it room.
+    out = Console() if sys.stdout.isatty() else Console(width=200)
+    err = Console(stderr=True)
     debug = "--debug" in argv
     try:
         if argv and argv[0] == "cleanup":

@@ -103,13 +103,14 @@ class RunDisplay:
         validity = "" if r.valid else f"  [red]invalid: {'; '.join(record.invalid_reasons)}[/]"
         line = (
             f"  trial {self._trials_in_frame_size:>3} {record.role:<10} offered {fmt_rate(r.intended_load_fps):>13}"
-            f"  rx {fmt_rate(r.rx_fps):>13}  loss {fmt_loss(r.loss_ratio):>10}{validity}"
+            f"  rx {fmt_rate(r.rx_fps):>13}  loss {fmt_loss(r.loss_ratio if r.tx_frames else None):>10}{validity}"
         )
         if self._progress is not None and self._task is not None:
             self._progress.console.print(line, highlight=False)
             self._progress.update(
                 self._task,
-                detail=f"trial {self._trials_in_frame_size}: {fmt_rate(r.intended_load_fps)}, loss {fmt_loss(r.loss_ratio)}",
+                detail=f"trial {self._trials_in_frame_size}: {fmt_rate(r.intended_load_fps)}, "
+                       f"loss {fmt_loss(r.loss_ratio if r.tx_frames else None)}",
             )
         else:
             self.console.print(line, highlight=False)

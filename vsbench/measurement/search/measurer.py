@@ -23,7 +23,10 @@ from .api import SearchConfig, TrialFn
 GENERATOR_MARGIN = 0.01
 MAX_GENERATOR_MARGIN = 0.2
 #: Stop lowering after this many reductions: the generator is not converging on a rate.
-MAX_LOWERINGS = 8
+#: Every lowering cuts at least GENERATOR_MARGIN and min_load and the time budget bound the
+#: walk too, so this only guards against a runaway; a small cap turned a generator that is
+#: slow to settle on a shared CPU into a frame size without any result.
+MAX_LOWERINGS = 24
 
 
 def delivered_fps(result: TrialResult) -> float:
