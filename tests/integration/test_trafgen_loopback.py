@@ -146,3 +146,17 @@ def test_ring_path_pins_one_cpu_per_direction(loopback, tmp_path):
     assert [(d.tx_frames, d.rx_frames) for d in r.directions] == [(10_000, 10_000), (10_000, 10_000)]
     assert [d["cpus"] for d in r.generator_stats["directions"]] == [[0], [1]]
     assert ring.generator_cpus() == {0, 1}
+
+
+def test_ring_path_spreads_one_direction_over_two_cpus(loopback, tmp_path):
+    """Two workers share one direction's frames; trafgen splits the exact count."""
+    gen, tb = loopback
+    ring = Trafgen(PluginContext(run_id=tb.run_id, settings={"tx_path": "ring", "cpus": [0, 1]},
+                                 log_dir=tmp_path / "ring2-logs", resources=gen.context.resources,
+                                 work_dir=tmp_path / "ring2-work"))
+    ring.start()
+    ring.configure(TrafficProfile(frame_size_bytes=64, flows=16, bidirectional=False),
+                   generator_ports_of(tb))
+    r = ring.run_trial(20_001, 1.0)
+    assert r.tx_frames == r.rx_frames == 20_001
+    assert r.generator_stats["directions"][0]["cpus"] == [0, 1]

@@ -68,8 +68,10 @@ def test_config_text_counts_the_varying_fields():
     assert "dp=1024, dp=dinc(1024, 2023)" in text
     assert "da=10.1.0.1)" in text  # the constant field has no counter
     assert "fill(0x00, 18)" in text
-    two = config.render(frames.build_template(fields, 64), fields, plan, [0, 1])
-    assert two.count("cpu(") == 2
+    two = config.render(frames.build_template(fields, 64), fields, plan, [1, 0])
+    assert two.count("cpu(") == 1 and "cpu(0-1): {" in two  # one block: separate ones hang trafgen
+    with pytest.raises(ValueError, match="contiguous"):
+        config.render(frames.build_template(fields, 64), fields, plan, [0, 2])
 
 
 trafgen = which("trafgen")

@@ -154,7 +154,8 @@ def test_cpu_split_between_directions():
     assert split_cpus([0], 1) == [(0,)]
     assert split_cpus([0], 2) == [(0,), (0,)]
     assert split_cpus([0, 1], 2) == [(0,), (1,)]
-    assert split_cpus([0, 1, 2, 3], 2) == [(0, 2), (1, 3)]
+    assert split_cpus([0, 1, 2, 3], 2) == [(0, 1), (2, 3)]
+    assert split_cpus([3, 1, 2], 2) == [(1, 2), (3,)]
     assert split_cpus([2, 3], 1) == [(2, 3)]
 
 

@@ -10,9 +10,11 @@ trafgen counts over at most the last 4 bytes of a field and writes 0 into the by
 them, so a varying MAC address is written twice: first its full value, then the counter
 (``sa=02:00:00:00:00:01, sa=dinc(1, 1000)``), which keeps the first two bytes.
 
-One ``cpu(N): { ... }`` block per CPU the direction runs on: trafgen forks one worker per
-CPU up to the highest listed, and pins worker N to CPU N; a worker without a block exits at
-once. Each worker walks the whole flow set on its own.
+One ``cpu(A-B): { ... }`` block for the CPUs the direction runs on: trafgen forks one worker
+per CPU up to the highest, pins worker N to CPU N, and gives the packet to workers A..B; a
+worker without a packet exits at once. Each worker walks the whole flow set on its own.
+The CPUs must be contiguous: with separate ``cpu(0): {...} cpu(1): {...}`` blocks and
+``-n``, trafgen 0.6.8's workers spin forever waiting for each other (and ignore SIGTERM).
 """
 
 from __future__ import annotations
@@ -91,12 +93,19 @@ def packet_body(template: Template, fields: FlowFields, plan: FlowPlan) -> str:
     return ",\n  ".join(lines)
 
 
+def cpu_range(cpus: Sequence[int]) -> str:
+    """``[2, 3, 4]`` -> ``"2-4"``; refuses CPUs that are not one contiguous run."""
+    ordered = sorted(set(int(c) for c in cpus))
+    if ordered != list(range(ordered[0], ordered[-1] + 1)):
+        raise ValueError(f"trafgen needs contiguous CPUs per direction, got {ordered}")
+    return str(ordered[0]) if len(ordered) == 1 else f"{ordered[0]}-{ordered[-1]}"
+
+
 def render(template: Template, fields: FlowFields, plan: FlowPlan, cpus: Sequence[int] | None,
            comment: str = "") -> str:
-    """A complete trafgen configuration: one block per CPU (or one unpinned block)."""
+    """A complete trafgen configuration: one block pinned to ``cpus`` (or unpinned)."""
     body = packet_body(template, fields, plan)
     head = "".join(f"# {line}\n" for line in comment.splitlines()) if comment else ""
     if not cpus:
         return f"{head}{{\n  {body}\n}}\n"
-    blocks = [f"cpu({cpu}): {{\n  {body}\n}}\n" for cpu in cpus]
-    return head + "".join(blocks)
+    return f"{head}cpu({cpu_range(cpus)}): {{\n  {body}\n}}\n"

@@ -92,11 +92,18 @@ class _Sender:
 
 
 def split_cpus(cpus: Sequence[int], directions: int) -> list[tuple[int, ...]]:
-    """CPUs of each direction: alternate over the list; all share it when it is too short."""
-    cpus = tuple(cpus)
-    if directions <= 1 or len(cpus) < directions:
-        return [cpus] * max(1, directions)
-    return [cpus[i::directions] for i in range(directions)]
+    """CPUs of each direction: consecutive shares of the sorted list (trafgen needs each
+    direction's CPUs contiguous); all directions share the list when it is too short."""
+    ordered = tuple(sorted(set(int(c) for c in cpus)))
+    if directions <= 1 or len(ordered) < directions:
+        return [ordered] * max(1, directions)
+    size, extra = divmod(len(ordered), directions)
+    shares, start = [], 0
+    for i in range(directions):
+        end = start + size + (1 if i < extra else 0)
+        shares.append(ordered[start:end])
+        start = end
+    return shares
 
 
 def _read_from(path: Path, offset: int) -> str:
@@ -289,6 +296,12 @@ class Trafgen(TrafficGenerator):
             rev_fields = flows.reverse_fields(profile.fields)
             specs.append((ports[1], ports[0], rev_fields, plan.swapped(),
                           frames.bulk_template(rev_fields, profile.frame_size_bytes)))
+        for cpus in cpu_sets:
+            if cpus:
+                try:
+                    trafgen_config.cpu_range(cpus)
+                except ValueError as exc:
+                    raise PluginError(f"trafgen: {exc} (trafficgen.trafgen.cpus)") from None
         directions = []
         for i, (tx, rx, fields, dir_plan, template) in enumerate(specs):
             cfg_path = self._work_dir / f"{tx.iface}.cfg"
