@@ -138,6 +138,27 @@ def test_foreign_filter_counts_only_what_vsbench_did_not_send():
         assert _run_bpf(prog, frame, 0) > 0
 
 
+def test_shared_shaper_classifier_sends_each_direction_to_its_port():
+    from vsbench_plugins.trafficgen.trafgen.plugin import direction_match_bytecode
+
+    def program(text):
+        count, *insns = text.split(",")
+        parsed = [tuple(int(x) for x in insn.split()) for insn in insns]
+        assert len(parsed) == int(count)
+        return parsed
+
+    for vlan in (None, 9):  # the kernel moves a VLAN tag out of the data before tc ingress
+        f = FlowFields(vlan_id=vlan)
+        fwd = frames.bulk_template(f, 64, direction=0).data
+        rev = frames.bulk_template(f, 64, direction=1).data
+        if vlan is not None:  # as tc sees them: untagged
+            fwd, rev = fwd[:12] + fwd[16:], rev[:12] + rev[16:]
+        assert _run_bpf(program(direction_match_bytecode(0)), fwd, 0) > 0
+        assert _run_bpf(program(direction_match_bytecode(0)), rev, 0) == 0
+        assert _run_bpf(program(direction_match_bytecode(1)), rev, 0) > 0
+        assert _run_bpf(program(direction_match_bytecode(1)), fwd, 0) == 0
+
+
 def test_yaml_defaults_equal_code_defaults_and_pass_the_schema():
     data = yaml.safe_load((ROOT / "conf" / "30_trafficgen_trafgen.yaml").read_text())
     section = data["trafficgen"]["trafgen"]

@@ -354,3 +354,32 @@ def create_loopback_testbed(
     )
     log.info("loopback testbed %s: %s<->%s", run_id, names[0], names[1])
     return Testbed(run_id=run_id, tg_netns=tg_ns, dut_netns=tg_ns, links=links, loopback=True)
+
+
+def add_internal_pair(
+    netns: str,
+    names: tuple[str, str],
+    macs: tuple[str, str],
+    resources: ResourceStack,
+    *,
+    mtu_bytes: int = DEFAULT_MTU_BYTES,
+) -> None:
+    """A veth pair with both ends in ``netns``, up, NOARP, quiet; its removal registered.
+
+    For a generator's own plumbing next to the testbed ports (the trafgen plugin shapes
+    both directions of a trial through one such pair). It is deleted with the namespace
+    anyway; the registered undo removes it earlier when the generator goes first.
+    """
+    a, b = names
+    try:
+        with open_netns(netns) as ipr:
+            ipr.link("add", ifname=a, kind="veth", peer={"ifname": b})
+            resources.register(f"veth {a}", _delete_link, netns, a)
+            for name, mac in zip(names, macs):
+                _configure_port(ipr, netns, name, mac, mtu_bytes, None)
+    except (TestbedError, NetlinkError):
+        raise
+    except Exception as exc:
+        raise TestbedError(f"cannot create veth pair {a}/{b} in {netns}: {exc}") from exc
+    _check_ipv6_disabled(netns, list(names))
+    _wait_carrier(netns, list(names))

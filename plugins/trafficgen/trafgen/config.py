@@ -103,9 +103,15 @@ def cpu_range(cpus: Sequence[int]) -> str:
 
 def render(template: Template, fields: FlowFields, plan: FlowPlan, cpus: Sequence[int] | None,
            comment: str = "") -> str:
-    """A complete trafgen configuration: one block pinned to ``cpus`` (or unpinned)."""
-    body = packet_body(template, fields, plan)
+    """A complete trafgen configuration: one packet pinned to ``cpus`` (or unpinned)."""
+    return render_packets([(template, fields, plan)], cpus, comment)
+
+
+def render_packets(packets: Sequence[tuple[Template, FlowFields, FlowPlan]], cpus: Sequence[int] | None,
+                   comment: str = "") -> str:
+    """Several packets in one configuration; trafgen sends them in turn (round robin), so
+    each gets an equal share of ``-n``, and each keeps its own counters (its own flows)."""
     head = "".join(f"# {line}\n" for line in comment.splitlines()) if comment else ""
-    if not cpus:
-        return f"{head}{{\n  {body}\n}}\n"
-    return f"{head}cpu({cpu_range(cpus)}): {{\n  {body}\n}}\n"
+    prefix = f"cpu({cpu_range(cpus)}): " if cpus else ""
+    blocks = [f"{prefix}{{\n  {packet_body(t, f, p)}\n}}\n" for t, f, p in packets]
+    return head + "".join(blocks)

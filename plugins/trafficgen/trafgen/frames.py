@@ -18,8 +18,11 @@ from scapy.packet import Raw
 from vsbench.interfaces.traffic import FCS_BYTES, FlowFields
 from vsbench_plugins.trafficgen.trafgen_probe import BULK_MAGIC, PROBE_HEADER_BYTES
 
-#: UDP payload every bulk frame starts with (then zeros): it marks vsbench's own frames.
+#: UDP payload every bulk frame starts with: it marks vsbench's own frames. A byte with
+#: the direction (0: port 0 -> 1, 1: port 1 -> 0) follows, then zeros.
 BULK_PAYLOAD = BULK_MAGIC.to_bytes(2, "big")
+#: Offset of the direction byte in the UDP payload.
+DIRECTION_BYTE_OFFSET = 2
 
 ETH_HEADER_BYTES = 14
 VLAN_TAG_BYTES = 4
@@ -101,8 +104,11 @@ def build_template(fields: FlowFields, frame_size_bytes: int, payload: bytes = b
     return Template(data, ip_offset)
 
 
-def bulk_template(fields: FlowFields, frame_size_bytes: int) -> Template:
-    """A bulk frame: :data:`BULK_PAYLOAD` then zeros. Refuses a size too small for a probe
-    (the probe stream reuses flow 0's frame), which no frame of 64 B or more is."""
+def bulk_template(fields: FlowFields, frame_size_bytes: int, direction: int = 0) -> Template:
+    """A bulk frame: :data:`BULK_PAYLOAD`, the direction byte, then zeros. Refuses a size too
+    small for a probe (the probe stream reuses flow 0's frame), which no frame of 64 B or
+    more is."""
+    if not 0 <= direction <= 255:
+        raise FrameError(f"direction must be 0..255, got {direction}")
     build_template(fields, frame_size_bytes, bytes(PROBE_HEADER_BYTES))
-    return build_template(fields, frame_size_bytes, BULK_PAYLOAD)
+    return build_template(fields, frame_size_bytes, BULK_PAYLOAD + bytes([direction]))

@@ -2,12 +2,15 @@
 
 One trial, per direction (port 0 -> 1, and 1 -> 0 when bidirectional):
 
-1. a tbf shaper on the sending port is set to the direction's rate (:mod:`.shaper`);
+1. a tbf shaper is set to the trial rate (:mod:`.shaper`) on the interface trafgen sends
+   from: the generator port itself for a unidirectional trial (and for each direction with
+   ``bidirectional_shaper: per_port``); for a bidirectional trial by default one shared
+   shaper on the generator's own veth pair, whose far end redirects each frame out of its
+   direction's port (:meth:`Trafgen._shaper_pair`);
 2. the ports' counters are read;
 3. with latency, the probe helper is started inside the generator namespace;
-4. one trafgen process per direction sends exactly ``rate x duration`` frames through the
-   shaper (:mod:`.process`), pinned to its CPUs; once every trafgen is running, the probes
-   start;
+4. trafgen sends exactly ``rate x duration`` frames per direction through the shaper
+   (:mod:`.process`) on its CPUs; once every trafgen is running, the probes start;
 5. when trafgen has exited and the shaper queue is empty, the drain time passes, the probe
    helper finishes, and the counters are read again.
 
@@ -29,6 +32,7 @@ shaper's pace is exact then.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import resource
@@ -49,12 +53,15 @@ from vsbench.interfaces.traffic import (
     TrialResult,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.system import naming
 from vsbench.system.commands import CommandError, ManagedProcess, run, spawn, which
-from vsbench.system.netlink import LinkCounterReader, LinkCounters, NetlinkError
+from vsbench.system.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
+from vsbench.system.testbed import DROP_ALL_BYTECODE
 
 from vsbench_plugins.trafficgen.trafgen import process, shaper
 from vsbench_plugins.trafficgen.trafgen.foreign import ForeignFrameCounter
 from vsbench_plugins.trafficgen.trafgen.settings import DEFAULTS, SETTINGS_SCHEMA, resolve
+from vsbench_plugins.trafficgen.trafgen_probe import RX_PAYLOAD_OFFSET
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +71,7 @@ DEFAULT_PROBE_RATE_FPS = 1000.0
 
 @dataclass
 class _Direction:
-    """Everything one direction of the configured profile needs for a trial."""
+    """One direction of the configured profile: its ports, flows and frame template."""
 
     index: int
     tx: GeneratorPort
@@ -72,6 +79,15 @@ class _Direction:
     fields: FlowFields
     plan: Any  # flows.FlowPlan
     template: Any  # frames.Template
+
+
+@dataclass
+class _Stream:
+    """What one trafgen process sends in a trial: the packets of ``directions`` in turn,
+    out of ``iface``, whose shaper paces them together."""
+
+    iface: str
+    directions: tuple[_Direction, ...]
     config_path: Path
     log_path: Path
     cpus: tuple[int, ...]
@@ -81,7 +97,7 @@ class _Direction:
 class _Sender:
     """One running trafgen process of a trial."""
 
-    direction: _Direction
+    stream: _Stream
     frames: int
     process: ManagedProcess
     log_offset: int
@@ -89,6 +105,14 @@ class _Sender:
     exited_at: float | None = None
     drained_at: float | None = None
     queued_at_exit: int | None = None  # frames in the shaper when trafgen's exit was seen
+
+
+def _config():
+    """The configuration writer, imported on first use (it imports scapy, which is slow,
+    and listing plugins must not pay for it)."""
+    from vsbench_plugins.trafficgen.trafgen import config
+
+    return config
 
 
 def split_cpus(cpus: Sequence[int], directions: int) -> list[tuple[int, ...]]:
@@ -140,6 +164,8 @@ class Trafgen(TrafficGenerator):
         self._reader: LinkCounterReader | None = None
         self._foreign: ForeignFrameCounter | None = None
         self._senders: list[_Sender] = []
+        self._streams: list[_Stream] = []
+        self._pair_ready = False
         self._probe = None
         self._shaped: set[str] = set()
         self._started = False
@@ -216,12 +242,7 @@ class Trafgen(TrafficGenerator):
         if self._probe is not None:
             self._probe.stop()
             self._probe = None
-        for iface in sorted(self._shaped):
-            try:
-                run(shaper.remove_argv(iface), netns=self._netns, check=False, timeout_s=10)
-            except CommandError:
-                pass
-        self._shaped.clear()
+        self._remove_shapers()
         self._close_readers()
         self._started = False
 
@@ -244,7 +265,6 @@ class Trafgen(TrafficGenerator):
         return Path(base) / "trafgen"
 
     def configure(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> None:
-        from vsbench_plugins.trafficgen.trafgen import config as trafgen_config
         from vsbench_plugins.trafficgen.trafgen import flows, frames
 
         if len(ports) < 2:
@@ -260,11 +280,32 @@ class Trafgen(TrafficGenerator):
             raise PluginError(f"trafgen: {profile.flows} flows exceed max_flows {self.cfg['max_flows']}")
         try:
             plan = flows.plan_flows(profile.fields, profile.flows)
-            forward = frames.bulk_template(profile.fields, profile.frame_size_bytes)
+            specs = [(ports[0], ports[1], profile.fields, plan)]
+            if profile.bidirectional:
+                specs.append((ports[1], ports[0], flows.reverse_fields(profile.fields), plan.swapped()))
+            directions = [
+                _Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
+                           template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))
+                for i, (tx, rx, fields, dir_plan) in enumerate(specs)
+            ]
         except (flows.FlowPlanError, frames.FrameError, ValueError) as exc:
             raise PluginError(f"trafgen: {exc}") from None
 
         netns = ports[0].netns
+        self._open_readers(netns, [p.iface for p in ports])
+        self._work_dir.mkdir(parents=True, exist_ok=True)
+        Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
+        self._remove_shapers()  # a previous profile may have shaped other interfaces
+        streams = self._plan_streams(directions, profile)
+        self._write_configs(streams, profile)
+        self._profile = profile
+        self._directions = directions
+        self._streams = streams
+        log.info("trafgen: %s B, %d flow(s), %s; trafgen on %s", profile.frame_size_bytes, profile.flows,
+                 "bidirectional" if profile.bidirectional else "unidirectional",
+                 ", ".join(f"{st.iface} (CPUs {list(st.cpus) or [process.SENDTO_CPU]})" for st in streams))
+
+    def _open_readers(self, netns: str, ifaces: list[str]) -> None:
         if self._reader is None or self._netns != netns:
             self._close_readers()
             try:
@@ -272,52 +313,92 @@ class Trafgen(TrafficGenerator):
             except NetlinkError as exc:
                 raise PluginError(f"trafgen: {exc}") from None
             self._netns = netns
+            self._pair_ready = False
         try:
-            for p in ports:
-                self._reader.index(p.iface)
+            for iface in ifaces:
+                self._reader.index(iface)
         except NetlinkError as exc:
             raise PluginError(f"trafgen: {exc}") from None
         if self._foreign is not None:
             self._foreign.close()
             self._foreign = None
         try:
-            self._foreign = ForeignFrameCounter(netns, [p.iface for p in ports])
+            self._foreign = ForeignFrameCounter(netns, ifaces)
         except OSError as exc:
-            raise PluginError(f"trafgen: cannot count foreign frames on {ports[0].iface}: {exc}") from None
+            raise PluginError(f"trafgen: cannot count foreign frames on {ifaces[0]}: {exc}") from None
 
-        self._work_dir.mkdir(parents=True, exist_ok=True)
-        Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
-        n_dirs = profile.directions
-        # trafgen's sendto path forces one worker (on CPU 0): no per-CPU blocks then
-        cpu_sets = (split_cpus([int(c) for c in self.cfg["cpus"]], n_dirs)
-                    if self.cfg["tx_path"] == "ring" else [()] * n_dirs)
-        specs = [(ports[0], ports[1], profile.fields, plan, forward)]
-        if profile.bidirectional:
-            rev_fields = flows.reverse_fields(profile.fields)
-            specs.append((ports[1], ports[0], rev_fields, plan.swapped(),
-                          frames.bulk_template(rev_fields, profile.frame_size_bytes)))
-        for cpus in cpu_sets:
-            if cpus:
+    def _plan_streams(self, directions: list[_Direction], profile: TrafficProfile) -> list[_Stream]:
+        """Which trafgen processes send what, out of which interface, on which CPUs."""
+        ring = self.cfg["tx_path"] == "ring"
+        cpus = tuple(sorted(set(int(c) for c in self.cfg["cpus"]))) if ring else ()
+        log_dir = Path(self.context.log_dir)
+        if len(directions) == 2 and self.cfg["bidirectional_shaper"] == "shared":
+            if cpus and cpus[0] != 0:
+                # trafgen 0.6.8 hangs when a worker below the pinned range has no packet
+                # and the others have several (verified with two packets on cpu(1)).
+                raise PluginError("trafgen: a shared-shaper bidirectional trial sends two packets, which trafgen "
+                                  "can pin only to CPUs starting at 0 (trafficgen.trafgen.cpus); "
+                                  "use cpus: [0] or [0, 1], or bidirectional_shaper: per_port")
+            a, _ = self._shaper_pair(directions)
+            return [_Stream(iface=a, directions=tuple(directions), config_path=self._work_dir / f"{a}.cfg",
+                            log_path=log_dir / f"trafgen-{a}.log", cpus=cpus)]
+        shares = split_cpus(cpus, len(directions)) if cpus else [()] * len(directions)
+        streams = []
+        for d, share in zip(directions, shares):
+            if share:
                 try:
-                    trafgen_config.cpu_range(cpus)
+                    _config().cpu_range(share)
                 except ValueError as exc:
                     raise PluginError(f"trafgen: {exc} (trafficgen.trafgen.cpus)") from None
-        directions = []
-        for i, (tx, rx, fields, dir_plan, template) in enumerate(specs):
-            cfg_path = self._work_dir / f"{tx.iface}.cfg"
-            comment = (f"vsbench trafgen: {tx.iface} -> {rx.iface}, {profile.frame_size_bytes} B "
-                       f"frames, {profile.flows} flow(s), periods {dict(dir_plan.periods)}")
-            cfg_path.write_text(trafgen_config.render(template, fields, dir_plan, cpu_sets[i], comment),
-                                encoding="utf-8")
-            directions.append(_Direction(
-                index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan, template=template, config_path=cfg_path,
-                log_path=Path(self.context.log_dir) / f"trafgen-{tx.iface}.log", cpus=cpu_sets[i],
-            ))
-        self._profile = profile
-        self._directions = directions
-        log.info("trafgen: %s B, %d flow(s), %s, CPUs %s", profile.frame_size_bytes, profile.flows,
-                 "bidirectional" if profile.bidirectional else "unidirectional",
-                 [d.cpus for d in directions])
+            streams.append(_Stream(iface=d.tx.iface, directions=(d,), config_path=self._work_dir / f"{d.tx.iface}.cfg",
+                                   log_path=log_dir / f"trafgen-{d.tx.iface}.log", cpus=share))
+        return streams
+
+    def _write_configs(self, streams: list[_Stream], profile: TrafficProfile) -> None:
+        for st in streams:
+            comment = "\n".join(
+                f"vsbench trafgen: direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
+                f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
+                for d in st.directions)
+            packets = [(d.template, d.fields, d.plan) for d in st.directions]
+            st.config_path.write_text(_config().render_packets(packets, st.cpus, comment), encoding="utf-8")
+
+    def _shaper_pair(self, directions: list[_Direction]) -> tuple[str, str]:
+        """The generator's own veth pair that paces both directions through one shaper.
+
+        trafgen sends the two directions' packets in turn out of end A, whose tbf sets the
+        aggregate rate; at end B's tc ingress a classic BPF classifier reads each frame's
+        direction byte and ``mirred`` redirects it out of its generator port, where the
+        port's TX counter counts it as usual. One shaper instead of one per port halves the
+        timer interrupts, which on this VM cost ~10 us each and, with a shaper per port,
+        left both directions of a one-CPU generator about 1.5 % short of the asked rate.
+        """
+        from vsbench.system.testbed import add_internal_pair
+
+        names = (naming.iface_name(self.context.run_id, "sh", 0), naming.iface_name(self.context.run_id, "sh", 1))
+        a, b = names
+        if not self._pair_ready:
+            existing = set(list_links(self._netns))
+            if not set(names) <= existing:
+                digest = hashlib.blake2b(self.context.run_id.encode(), digest_size=3).hexdigest()
+                macs = tuple(f"02:{digest[0:2]}:{digest[2:4]}:{digest[4:6]}:03:{i:02x}" for i in (0, 1))
+                try:
+                    add_internal_pair(self._netns, names, macs, self.context.resources)
+                except Exception as exc:  # TestbedError, NetlinkError
+                    raise PluginError(f"trafgen: {exc}") from None
+            self._pair_ready = True
+        try:
+            run(["tc", "qdisc", "del", "dev", b, "clsact"], netns=self._netns, check=False, timeout_s=10)
+            run(["tc", "qdisc", "add", "dev", b, "clsact"], netns=self._netns, timeout_s=10)
+            for d in directions:
+                run(["tc", "filter", "add", "dev", b, "ingress", "pref", str(d.index + 1), "bpf",
+                     "bytecode", direction_match_bytecode(d.index),
+                     "action", "mirred", "egress", "redirect", "dev", d.tx.iface], netns=self._netns, timeout_s=10)
+            run(["tc", "filter", "add", "dev", b, "ingress", "pref", "100", "bpf", "da",
+                 "bytecode", DROP_ALL_BYTECODE], netns=self._netns, timeout_s=10)
+        except CommandError as exc:
+            raise PluginError(f"trafgen: cannot set up the shared shaper on {b}: {exc}") from None
+        return a, b
 
     # -- trials --------------------------------------------------------------------------
 
@@ -366,25 +447,25 @@ class Trafgen(TrafficGenerator):
             "tx_path": self.cfg["tx_path"],
             "shaper_burst_s": float(self.cfg["shaper_burst_s"]),
             "frames_per_direction": frames_per_dir,
+            "streams": [],
             "directions": [],
         }
 
         if frames_per_dir > 0:
-            for d in self._directions:
-                self._set_shaper(d.tx.iface, per_dir_fps, profile.frame_size_bytes)
+            for st in self._streams:
+                self._set_shaper(st.iface, per_dir_fps * len(st.directions), profile.frame_size_bytes)
         assert self._foreign is not None
         self._foreign.read()  # resets the kernel's counts
         before = self._read_counters()
 
         probe_outcome = None
         cut_reasons: list[str] = []
-        send_times: dict[int, float | None] = {}
-        reports: dict[int, process.TrafgenReport] = {}
+        send_times: list[float | None] = []
         try:
             if latency:
                 self._probe = self._start_probe(duration_s, drain_s)
             if frames_per_dir > 0:
-                self._senders = [self._spawn(d, frames_per_dir) for d in self._directions]
+                self._senders = [self._spawn(st, frames_per_dir * len(st.directions)) for st in self._streams]
                 self._wait_running()
             if self._probe is not None:
                 self._probe.go()
@@ -392,20 +473,19 @@ class Trafgen(TrafficGenerator):
                         + duration_s * (1.0 + max(0.05, 10 * float(self.cfg["rate_tolerance"]))) + 1.0)
             self._wait_senders(deadline)
             for sender in self._senders:
-                d = sender.direction
-                text = _read_from(d.log_path, sender.log_offset)
+                st = sender.stream
+                text = _read_from(st.log_path, sender.log_offset)
                 report = process.parse_report(text)
-                reports[d.index] = report
                 code = sender.process.popen.returncode
                 if code != 0 and not sender.cut:
                     tail = text.strip().splitlines()
-                    raise PluginError(f"trafgen on {d.tx.iface} failed (exit {code}): "
-                                      f"{tail[-1] if tail else 'no output'} (see {d.log_path})")
+                    raise PluginError(f"trafgen on {st.iface} failed (exit {code}): "
+                                      f"{tail[-1] if tail else 'no output'} (see {st.log_path})")
                 if not sender.cut and (report.tx_packets or 0) < sender.frames:
-                    raise PluginError(f"trafgen on {d.tx.iface} sent {report.tx_packets} of "
-                                      f"{sender.frames} frames without an error (see {d.log_path})")
+                    raise PluginError(f"trafgen on {st.iface} sent {report.tx_packets} of "
+                                      f"{sender.frames} frames without an error (see {st.log_path})")
                 if sender.cut:
-                    cut_reasons.append(f"trafgen on {d.tx.iface} had not finished at the deadline "
+                    cut_reasons.append(f"trafgen on {st.iface} had not finished at the deadline "
                                        f"({report.tx_packets} of {sender.frames} frames)")
                 loop_s = report.send_time_s
                 # trafgen's own clock stops when its last frame is queued; what the shaper
@@ -413,7 +493,17 @@ class Trafgen(TrafficGenerator):
                 # was exiting are not seen, so this is a lower bound of the sending time --
                 # exact when trafgen, not the shaper, was the bottleneck (queue empty).
                 queued = sender.queued_at_exit or 0
-                send_times[d.index] = None if loop_s is None else loop_s + queued / per_dir_fps
+                rate = per_dir_fps * len(st.directions)
+                send_time = None if loop_s is None else loop_s + queued / rate
+                send_times.append(send_time)
+                stats["streams"].append({
+                    "iface": st.iface,
+                    "directions": [d.index for d in st.directions],
+                    "cpus": list(st.cpus) or [process.SENDTO_CPU],
+                    "trafgen_tx_frames": report.tx_packets,
+                    "send_time_s": send_time,
+                    "queued_at_exit": sender.queued_at_exit,
+                })
             time.sleep(drain_s)
             if self._probe is not None:
                 probe_outcome = self._probe.finish()
@@ -440,13 +530,9 @@ class Trafgen(TrafficGenerator):
                     rx_frames -= probe_outcome.rx_frames
             result_dirs.append(DirectionCounters(tx_port=d.tx.index, rx_port=d.rx.index,
                                                  tx_frames=tx_frames, rx_frames=rx_frames))
-            report = reports.get(d.index)
             stats["directions"].append({
                 "tx_iface": d.tx.iface,
                 "rx_iface": d.rx.iface,
-                "cpus": list(d.cpus),
-                "trafgen_tx_frames": report.tx_packets if report else 0,
-                "send_time_s": send_times.get(d.index),
                 "tx_dropped_by_peer": tx_delta.tx_dropped,
                 "rx_dropped": rx_delta.rx_dropped,
                 "foreign_rx_frames": foreign.get(d.rx.iface, 0),
@@ -459,8 +545,7 @@ class Trafgen(TrafficGenerator):
         stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
         tx_total = sum(c.tx_frames for c in result_dirs)
         rx_total = sum(c.rx_frames for c in result_dirs)
-        known = [t for t in send_times.values() if t is not None]
-        tx_duration = max(known) if known and len(known) == len(send_times) else None
+        tx_duration = max(send_times) if send_times and None not in send_times else None
         valid, reason = True, None
         if cut_reasons:
             valid, reason = False, "; ".join(cut_reasons)
@@ -493,24 +578,31 @@ class Trafgen(TrafficGenerator):
             raise PluginError(f"trafgen: cannot set the rate shaper on {iface}: {exc}") from None
         self._shaped.add(iface)
 
-    def _spawn(self, d: _Direction, frames: int) -> _Sender:
-        binary = which(self.cfg["binary"]) or self.cfg["binary"]
-        cpus = d.cpus if d.cpus and frames >= process.worker_count(d.cpus) else None
-        if cpus is None and d.cpus:
-            # Fewer frames than workers: trafgen would drop workers and with them the
-            # pinned packet blocks; such a trial is tiny, send it from one unpinned block.
-            from vsbench_plugins.trafficgen.trafgen import config as trafgen_config
+    def _remove_shapers(self) -> None:
+        for iface in sorted(self._shaped):
+            try:
+                run(shaper.remove_argv(iface), netns=self._netns, check=False, timeout_s=10)
+            except CommandError:
+                pass
+        self._shaped.clear()
 
-            cfg_path = d.config_path.with_suffix(".unpinned.cfg")
-            cfg_path.write_text(trafgen_config.render(d.template, d.fields, d.plan, None), encoding="utf-8")
+    def _spawn(self, st: _Stream, frames: int) -> _Sender:
+        binary = which(self.cfg["binary"]) or self.cfg["binary"]
+        cpus = st.cpus if st.cpus and frames >= process.worker_count(st.cpus) * len(st.directions) else None
+        if cpus is None and st.cpus:
+            # Fewer frames than worker packets: trafgen would drop workers and with them the
+            # pinned packets; such a trial is tiny, send it unpinned.
+            cfg_path = st.config_path.with_suffix(".unpinned.cfg")
+            packets = [(d.template, d.fields, d.plan) for d in st.directions]
+            cfg_path.write_text(_config().render_packets(packets, None), encoding="utf-8")
         else:
-            cfg_path = d.config_path
-        argv = process.trafgen_argv(binary, d.tx.iface, str(cfg_path), frames, cpus,
+            cfg_path = st.config_path
+        argv = process.trafgen_argv(binary, st.iface, str(cfg_path), frames, cpus,
                                     tx_path=self.cfg["tx_path"],
                                     wire_len_bytes=self._profile.frame_size_bytes - FCS_BYTES)
-        offset = _size(d.log_path)
-        proc = spawn(argv, netns=self._netns, log_path=d.log_path)
-        return _Sender(direction=d, frames=frames, process=proc, log_offset=offset)
+        offset = _size(st.log_path)
+        proc = spawn(argv, netns=self._netns, log_path=st.log_path)
+        return _Sender(stream=st, frames=frames, process=proc, log_offset=offset)
 
     def _wait_running(self) -> None:
         """Wait until every trafgen printed that it is sending (or died)."""
@@ -519,15 +611,15 @@ class Trafgen(TrafficGenerator):
         while pending and time.monotonic() < deadline:
             pending = [s for s in pending
                        if s.process.alive()
-                       and process.RUNNING_MARK not in _read_from(s.direction.log_path, s.log_offset)]
+                       and process.RUNNING_MARK not in _read_from(s.stream.log_path, s.log_offset)]
             if pending:
                 time.sleep(0.002)
 
     def _wait_senders(self, deadline: float, poll_s: float = 0.001) -> None:
         """Wait for every trafgen to exit and its shaper queue to empty, noting when.
 
-        A trafgen still running at ``deadline`` is stopped (SIGTERM: it prints its summary);
-        its queued frames still go out and are counted.
+        A trafgen still running at ``deadline`` is stopped (SIGTERM: it prints its summary;
+        KILL after a grace period); its queued frames still go out and are counted.
         """
         assert self._reader is not None
         pending = list(self._senders)
@@ -540,11 +632,11 @@ class Trafgen(TrafficGenerator):
                             continue
                         sender.cut = True
                         log.warning("trafgen on %s still sending at the deadline; stopping it",
-                                    sender.direction.tx.iface)
+                                    sender.stream.iface)
                         sender.process.stop(grace_s=5.0, sig=signal.SIGTERM)
                     sender.exited_at = time.monotonic()
                 try:
-                    backlog = self._reader.backlog(sender.direction.tx.iface)
+                    backlog = self._reader.backlog(sender.stream.iface)
                 except NetlinkError as exc:
                     raise PluginError(f"trafgen: {exc}") from None
                 if sender.queued_at_exit is None:
@@ -554,7 +646,7 @@ class Trafgen(TrafficGenerator):
                     pending.remove(sender)
                 elif time.monotonic() - sender.exited_at > 10.0:
                     raise PluginError(f"trafgen: {backlog.packets} frames still queued on "
-                                      f"{sender.direction.tx.iface} 10 s after trafgen ended")
+                                      f"{sender.stream.iface} 10 s after trafgen ended")
             if pending:
                 time.sleep(poll_s)
 
@@ -562,14 +654,13 @@ class Trafgen(TrafficGenerator):
         from vsbench_plugins.trafficgen.trafgen.probes import ProbeStream
 
         d = self._directions[0]
-        rate = self._probe_rate()
         stream = ProbeStream(
             netns=self._netns,
             tx_iface=d.tx.iface,
             rx_iface=d.rx.iface,
             frame=d.template.data,
             ip_offset=d.template.ip_offset,
-            rate_fps=rate,
+            rate_fps=self._probe_rate(),
             duration_s=duration_s,
             drain_s=drain_s,
             out_prefix=self._work_dir / f"probes-{self._trial}",
@@ -578,6 +669,17 @@ class Trafgen(TrafficGenerator):
         )
         stream.start()
         return stream
+
+
+def direction_match_bytecode(direction: int) -> str:
+    """Classic BPF (tc ``bytecode`` syntax) matching bulk frames of ``direction``: the byte
+    after the bulk magic in the UDP payload (offset 44 once the kernel has moved any VLAN
+    tag out of the frame data)."""
+    from vsbench_plugins.trafficgen.trafgen.frames import DIRECTION_BYTE_OFFSET
+
+    offset = RX_PAYLOAD_OFFSET + DIRECTION_BYTE_OFFSET
+    program = [(0x30, 0, 0, offset), (0x15, 0, 1, direction), (0x06, 0, 0, 0xFFFFFFFF), (0x06, 0, 0, 0)]
+    return f"{len(program)}," + ",".join(f"{c} {jt} {jf} {k}" for c, jt, jf, k in program)
 
 
 __all__ = ["Trafgen", "DEFAULTS", "SETTINGS_SCHEMA", "split_cpus"]

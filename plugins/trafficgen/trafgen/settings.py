@@ -13,6 +13,7 @@ DEFAULTS: dict[str, Any] = {
     "binary": "trafgen",
     "cpus": [0],
     "tx_path": "sendto",
+    "bidirectional_shaper": "shared",
     "shaper_burst_s": 0.005,
     "max_rate_fps": 1000000,
     "max_flows": 16777216,
@@ -41,6 +42,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                                 "its single sendto worker to CPU 0)"},
         "tx_path": {"enum": ["ring", "sendto"],
                     "description": "sendto: one blocking sendto() per frame; ring: trafgen's TX_RING (busy loop)"},
+        "bidirectional_shaper": {"enum": ["shared", "per_port"],
+                                 "description": "shared: one trafgen and one shaper for both directions, "
+                                                "frames redirected to their port; per_port: a trafgen and "
+                                                "a shaper per port (needs a CPU per direction)"},
         "shaper_burst_s": {**_POSITIVE, "maximum": 1.0,
                            "description": "depth of the tbf bucket, in seconds of traffic at the trial rate"},
         "max_rate_fps": {"type": ["number", "null"], "exclusiveMinimum": 0,
