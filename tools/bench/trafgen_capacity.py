@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-share", type=float, default=0.5,
                         help="bulk load for the loaded latency figure, share of the uni max")
     parser.add_argument("--tx-path", choices=["sendto", "ring"], default=None)
+    parser.add_argument("--bidirectional-shaper", choices=["shared", "per_port"], default=None)
     parser.add_argument("--cpus", default=None, help="comma-separated CPUs for trafgen (default: settings)")
     parser.add_argument("--rx-cpus", default=None,
                         help="comma-separated CPUs that process frames arriving at the generator ports (RPS)")
@@ -118,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     settings: dict = {}
     if args.tx_path:
         settings["tx_path"] = args.tx_path
+    if args.bidirectional_shaper:
+        settings["bidirectional_shaper"] = args.bidirectional_shaper
     if args.cpus:
         settings["cpus"] = [int(c) for c in args.cpus.split(",")]
     if args.burst_s:
