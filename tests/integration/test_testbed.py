@@ -8,7 +8,7 @@ import time
 import pytest
 
 from vsbench.deployment.ports import generator_ports_of
-from vsbench.system import naming, netlink
+from vsbench.system import naming, netlink, runstate
 from vsbench.system.commands import run
 from vsbench.system.resources import ResourceStack
 from vsbench.system.testbed import create_loopback_testbed, create_testbed
@@ -25,7 +25,7 @@ def _namespaces() -> set[str]:
 
 def test_testbed_is_built_quiet_and_fully_removed():
     run_id = naming.new_run_id()
-    with ResourceStack() as resources:
+    with runstate.claim(run_id), ResourceStack() as resources:
         tb = create_testbed(run_id, 2, resources)
         assert {tb.tg_netns, tb.dut_netns} <= _namespaces()
         assert [p.iface for p in generator_ports_of(tb)] == [naming.iface_name(run_id, "tg", i) for i in (0, 1)]
@@ -61,7 +61,7 @@ def test_testbed_is_built_quiet_and_fully_removed():
 
 def test_loopback_testbed_joins_two_generator_ports():
     run_id = naming.new_run_id()
-    with ResourceStack() as resources:
+    with runstate.claim(run_id), ResourceStack() as resources:
         tb = create_loopback_testbed(run_id, resources)
         assert tb.loopback and tb.namespaces == (tb.tg_netns,)
         a, b = tb.links
@@ -73,7 +73,7 @@ def test_loopback_testbed_joins_two_generator_ports():
 
 def test_a_leftover_namespace_is_refused_not_reused():
     run_id = naming.new_run_id()
-    with ResourceStack() as outer:
+    with runstate.claim(run_id), ResourceStack() as outer:
         create_loopback_testbed(run_id, outer)
         with ResourceStack() as inner, pytest.raises(Exception, match="already exists"):
             create_loopback_testbed(run_id, inner)

@@ -16,7 +16,7 @@ import pytest
 from vsbench.deployment.ports import generator_ports_of
 from vsbench.interfaces.plugin import PluginContext
 from vsbench.interfaces.traffic import FlowFields, TrafficProfile
-from vsbench.system import naming, netlink
+from vsbench.system import naming, netlink, runstate
 from vsbench.system.commands import which
 from vsbench.system.resources import ResourceStack
 from vsbench.system.testbed import create_loopback_testbed
@@ -50,6 +50,7 @@ def _processes_mentioning(text: str) -> list[str]:
 def loopback(tmp_path):
     """(generator, testbed) on a fresh loopback testbed; asserts a clean teardown."""
     run_id = naming.new_run_id()
+    claim = runstate.claim(run_id)  # live: a concurrent `vsbench cleanup` leaves it alone
     resources = ResourceStack()
     try:
         tb = create_loopback_testbed(run_id, resources)
@@ -60,6 +61,7 @@ def loopback(tmp_path):
         yield gen, tb
     finally:
         resources.close()
+        claim.release()
     assert naming.netns_name(run_id, "tg") not in os.listdir(netlink.NETNS_RUN_DIR)
     assert _processes_mentioning(f"vsb{run_id}") == []
     assert _processes_mentioning(f"vsb-{run_id}") == []

@@ -38,7 +38,7 @@ import numpy as np
 from vsbench.deployment.ports import generator_ports_of
 from vsbench.interfaces.plugin import PluginContext
 from vsbench.interfaces.traffic import TrafficProfile
-from vsbench.system import naming
+from vsbench.system import naming, runstate
 from vsbench.system.commands import which
 from vsbench.system.resources import ResourceStack
 from vsbench.system.testbed import create_loopback_testbed
@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {_loadavg()} ({os.cpu_count()} CPUs)")
     run_id = naming.new_run_id()
     t0 = time.monotonic()
-    with ResourceStack() as resources, tempfile.TemporaryDirectory() as tmp:
+    # A claimed run id is live: another user's `vsbench cleanup` leaves this testbed alone.
+    with runstate.claim(run_id), ResourceStack() as resources, tempfile.TemporaryDirectory() as tmp:
         rx_cpus = [int(c) for c in args.rx_cpus.split(",")] if args.rx_cpus else None
         tb = create_loopback_testbed(run_id, resources, tg_rx_cpus=rx_cpus)
         ctx = PluginContext(run_id=run_id, settings=settings, log_dir=Path(tmp) / "logs",
