@@ -41,12 +41,12 @@ def testkit(monkeypatch, tmp_path):
     return {"markers": markers, "results": tmp_path / "results"}
 
 
-def _plans(tmp_path, testkit, test, params):
+def _plans(tmp_path, testkit, test, params, switch="rule_marker_switch"):
     layer = {
         "collectors": [],
         "trafficgen": {"name": "model_gen", "model_gen": {"capacity_fps": 1_000_000,
                                                            "marker_dir": str(testkit["markers"])}},
-        "vswitch": {"name": "marker_switch", "marker_switch": {"marker_dir": str(testkit["markers"])}},
+        "vswitch": {"name": switch, switch: {"marker_dir": str(testkit["markers"])}},
         "traffic": {"warmup_s": 0},
         "latency": {"enabled": False},
     }
@@ -80,7 +80,7 @@ def test_rule_complexity_with_consistent_rules_passes_preflight(tmp_path, testki
 
 
 def test_frame_sizes_above_the_switchs_largest_frame_are_skipped_with_a_note(tmp_path, testkit, monkeypatch):
-    cls = plugins.load("vswitch", "marker_switch")
+    cls = plugins.load("vswitch", "rule_marker_switch")
     monkeypatch.setattr(cls, "max_frame_bytes", lambda self: 100, raising=False)
     plans = _plans(tmp_path, testkit, "phy2phy_tput",
                    "frame_sizes=[64,128];trial_duration=1;search.mode=binary;relative_width=0.2")

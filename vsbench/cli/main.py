@@ -193,7 +193,7 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
 
     from vsbench.runner.run import run_plans  # heavy imports only when running
 
-    return run_plans(plans, results_dir, out)
+    return run_plans(plans, results_dir, out, err)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

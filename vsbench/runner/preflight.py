@@ -97,7 +97,37 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         rules.rule_set_from_config(config)
     except rules.RuleSetError as exc:
         raise PreflightError(f"{where}{exc}") from None
+    _check_rule_set_support(config, classes["vswitch"], where)
     return CheckedPlan(classes, collectors, deployment, sizes)
+
+
+def _check_rule_set_support(config: Mapping[str, Any], switch: type[Plugin], where: str) -> None:
+    """``dut.rules`` on a switch that does not declare ``supports_rule_sets`` is refused:
+    it would forward without the rules and the figure would be plain forwarding published
+    under a rule-scaling name."""
+    requested = (config.get("dut") or {}).get("rules")
+    if requested is None or getattr(switch, "supports_rule_sets", False) is True:
+        return
+    name = switch.name  # before loading the others (an alias would rename the class)
+    able = rule_set_switches()
+    hint = f"use --vswitch {' or '.join(able)}" if able else "no installed vswitch plugin supports them"
+    raise PreflightError(
+        f"{where}vswitch {name} cannot install OpenFlow rule sets, but dut.rules={requested} "
+        f"asks for one ({hint}, or leave dut.rules unset)"
+    )
+
+
+def rule_set_switches() -> list[str]:
+    """Names of the installed vswitch plugins that declare ``supports_rule_sets``."""
+    out = []
+    for name in plugins.available("vswitch"):
+        try:
+            cls = plugins.load("vswitch", name)
+        except plugins.UnknownPluginError:
+            continue  # a broken third-party plugin is its own error, not this one's
+        if getattr(cls, "supports_rule_sets", False) is True:
+            out.append(name)
+    return out
 
 
 def check_plans(plans: Sequence[TestPlan]) -> list[CheckedPlan]:

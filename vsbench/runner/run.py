@@ -488,25 +488,28 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def run_plans(plans: list[TestPlan], results_dir: Path, console: Console) -> int:
+def run_plans(plans: list[TestPlan], results_dir: Path, console: Console,
+              err_console: Console | None = None) -> int:
     """Run ``plans`` in order into ``<results_dir>/<YYYYmmdd-HHMMSS>-<runid>/``.
 
     Returns the exit code: 0 when every plan ran, 1 when one failed, 2 when a preflight
-    check failed (nothing was created), 128+signal when interrupted.
+    check failed (nothing was created), 128+signal when interrupted. The one-line errors
+    of exit 2 go to ``err_console`` (the CLI's stderr) when given, else to ``console``.
     """
+    err = err_console or console
     if not plans:
-        console.print("vsbench: error: no test plans to run", markup=False)
+        err.print("vsbench: error: no test plans to run", markup=False)
         return EXIT_USAGE
     try:
         checked = preflight.check_plans(plans)
     except preflight.PreflightError as exc:
-        console.print(f"vsbench: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        err.print(f"vsbench: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_USAGE
     try:
         run = Run(plans, checked, results_dir, console)
         Path(results_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        console.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
-                      markup=False, highlight=False)
+        err.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
+                  markup=False, highlight=False, soft_wrap=True)
         return EXIT_USAGE
     return run.execute()

@@ -48,6 +48,8 @@ class OvsSwitchBase(VSwitch):
     datapath_type: ClassVar[str] = "system"
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch"
     settings_schema: ClassVar[dict] = {}
+    #: every OvS flavour installs ``dut.rules`` rule sets (:meth:`install_rules`, one bundle)
+    supports_rule_sets: ClassVar[bool] = True
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
