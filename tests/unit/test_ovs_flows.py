@@ -30,6 +30,25 @@ def test_meter_burst_never_below_one_batch():
     assert flows.meter_burst_pkts(1_000_000, 1) == 1000
 
 
+def test_meter_band_rate_without_window_is_the_capacity():
+    assert flows.meter_band_rate_pps(100_000, 1000, None) == 100_000
+
+
+def test_meter_band_rate_leaves_room_for_the_bucket_over_the_window():
+    rate = flows.meter_band_rate_pps(100_000, 1000, 2.0)
+    assert rate == 99_500
+    # the most any trial of the window (or longer) can pass, full bucket included
+    for trial_s in (2.0, 3.0, 60.0):
+        assert rate * trial_s + 1000 <= 100_000 * trial_s
+
+
+def test_meter_band_rate_refuses_a_window_the_bucket_fills():
+    with pytest.raises(ValueError, match="longer window"):
+        flows.meter_band_rate_pps(1000, 2000, 1.0)
+    with pytest.raises(ValueError):
+        flows.meter_band_rate_pps(1000, 10, 0)
+
+
 def test_meter_rejects_non_positive_rate():
     with pytest.raises(ValueError):
         flows.meter_spec(1, 0, 32)

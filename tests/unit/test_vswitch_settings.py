@@ -136,3 +136,14 @@ def test_meter_pps_absent_means_no_meter():
 def test_not_started_is_a_plugin_error():
     with pytest.raises(PluginError, match="not started"):
         plugin().add_bridge("br0")
+
+
+@pytest.mark.parametrize("value", [0, -2, "2", True])
+def test_meter_window_must_be_positive_seconds(value):
+    with pytest.raises(PluginError, match="meter_window_s"):
+        plugin(run_config={"dut": {"meter_window_s": value}}).meter_window_s()
+
+
+def test_meter_window_absent_means_plain_meter():
+    assert plugin().meter_window_s() is None
+    assert plugin(run_config={"dut": {"meter_window_s": 2}}).meter_window_s() == 2.0

@@ -35,6 +35,29 @@ def meter_burst_pkts(rate_pps: int, burst_ms: float) -> int:
     return max(32, math.ceil(rate_pps * burst_ms / 1000.0))
 
 
+def meter_band_rate_pps(capacity_pps: int, burst_pkts: int, window_s: float | None) -> int:
+    """Band rate of a meter whose ``window_s``-second capacity is ``capacity_pps``.
+
+    A token bucket passes ``rate x T + burst`` frames in a T-second trial that starts with
+    a full bucket, so a plain meter at ``capacity_pps`` lets a short trial through above
+    that rate (a 10 ms bucket adds 0.5% to a 2-s trial) and the search rightly measures it.
+    A reference DUT must never forward more than its stated capacity, so with a window the
+    band rate is lowered by the bucket spread over the window: no trial of ``window_s`` or
+    longer can then pass more than ``capacity_pps`` x its duration. Without a window the band
+    rate is the capacity (a plain meter).
+    """
+    if window_s is None:
+        return int(capacity_pps)
+    if window_s <= 0:
+        raise ValueError(f"meter window must be positive, got {window_s}")
+    rate = math.floor(capacity_pps - burst_pkts / window_s)
+    if rate < 1:
+        raise ValueError(
+            f"a bucket of {burst_pkts} frames spread over {window_s:g} s leaves no rate under "
+            f"{capacity_pps} frames/s; use a longer window or a smaller bucket")
+    return rate
+
+
 def meter_spec(meter_id: int, rate_pps: int, burst_pkts: int) -> str:
     """``ovs-ofctl add-meter`` argument: a packets/s meter whose single band drops what
     exceeds ``rate_pps``, with an explicit bucket of ``burst_pkts`` packets.

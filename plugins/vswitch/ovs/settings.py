@@ -20,8 +20,10 @@ COMMON_PROPERTIES: dict[str, Any] = {
                    "description": "schema the private database is created from"},
     "max_idle_ms": {"type": "integer", "minimum": 500, "default": 30000,
                     "description": "datapath flow idle timeout; raised so flow setup is not measured (RFC 8204)"},
-    "meter_burst_ms": {"type": "number", "exclusiveMinimum": 0, "default": 10,
-                       "description": "bucket of the dut.meter_pps meter, in ms of traffic at its rate"},
+    "meter_burst_ms": {"type": "number", "minimum": 1, "default": 10,
+                       "description": "bucket of the dut.meter_pps meter, in ms of traffic at its rate; "
+                                      "OvS refills meters in whole milliseconds and never refills a "
+                                      "bucket smaller than 1 ms of traffic (the meter would pass nothing)"},
     "start_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60},
     "rule_install_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 900},
     "other_config": {"type": "object", "default": {},

@@ -62,6 +62,7 @@ class OvsSwitchBase(VSwitch):
         self._ports: dict[str, list[SwitchPort]] = {}
         self._next_ofport: dict[str, int] = {}
         self._meters: set[str] = set()
+        self.reference_dut: dict[str, Any] = {}
         self._started = False
         #: Rules of the configured rule set installed by :meth:`connect` (0: none).
         self.rules_installed = 0
@@ -229,9 +230,28 @@ class OvsSwitchBase(VSwitch):
             return None
         if bridge not in self._meters:
             burst = flows.meter_burst_pkts(rate, float(self.cfg["meter_burst_ms"]))
-            self.ctl.ofctl("add-meter", self.bridge_name(bridge), flows.meter_spec(flows.FORWARD_METER_ID, rate, burst))
+            window = self.meter_window_s()
+            try:
+                band_rate = flows.meter_band_rate_pps(rate, burst, window)
+            except ValueError as exc:
+                raise PluginError(f"dut.meter_window_s: {exc}") from exc
+            self.ctl.ofctl("add-meter", self.bridge_name(bridge),
+                           flows.meter_spec(flows.FORWARD_METER_ID, band_rate, burst))
             self._meters.add(bridge)
+            self.reference_dut = {"capacity_pps": rate, "band_rate_pps": band_rate,
+                                  "bucket_frames": burst, "window_s": window}
+            log.info("reference DUT: meter band %d pps, bucket %d frames, window %s s",
+                     band_rate, burst, window)
         return flows.FORWARD_METER_ID
+
+    def meter_window_s(self) -> float | None:
+        """``dut.meter_window_s``: the shortest trial the meter's capacity must hold for."""
+        value = (self.context.run_config.get("dut") or {}).get("meter_window_s")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise PluginError(f"dut.meter_window_s must be a positive number of seconds, got {value!r}")
+        return float(value)
 
     def rule_set(self) -> rulesets.RuleSetSpec | None:
         """The rule set the run's configuration asks for (``dut.rules``), or None."""
@@ -313,6 +333,7 @@ class OvsSwitchBase(VSwitch):
             }
             if logical in self._meters:
                 entry["meters"] = parse.parse_meter_stats(self.ctl.ofctl("meter-stats", real))
+                entry["reference_dut"] = dict(self.reference_dut)
             bridges[logical] = entry
         return {"bridges": bridges, "datapath": self.datapath_stats()}
 
