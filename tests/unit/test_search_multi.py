@@ -1,5 +1,7 @@
 """The default multi-goal search on the seeded DUT simulator."""
 
+import dataclasses
+
 import pytest
 
 from vsbench.interfaces.traffic import TrialResult
@@ -93,6 +95,32 @@ def test_generator_limited_max_load_is_lowered_onto_the_grid():
     assert ndr.lower_bound_fps == pytest.approx(result.max_load_fps)
     assert "generator-limited" in ndr.irregular_reason
     assert all(t.valid for t in result.trials[2:])
+
+
+def test_a_generator_short_now_and_then_keeps_loads_it_delivered():
+    """A sender descheduled on a shared CPU falls short at a load it delivered before:
+    max_load drops to that delivered load, not to the worst trial's achieved rate."""
+    capacity = 100_000
+    dut = SimulatedDut(capacity, seed=3)
+    calls = []
+
+    def flaky(load_fps, duration_s):
+        result = dut(load_fps, duration_s)
+        calls.append(load_fps)
+        # every trial above the capacity after the 4th is late and 6% short
+        if len(calls) > 4 and load_fps > capacity:
+            return dataclasses.replace(result, valid=False, invalid_reason="late",
+                                       tx_frames=int(result.tx_frames * 0.94))
+        return result
+
+    result = search(flaky, config(max_load_fps=200_000))
+    [failed] = {t.intended_load_fps for t in result.trials if not t.valid}
+    delivered = max(t.intended_load_fps for t in result.trials if t.valid and t.intended_load_fps < failed)
+    assert result.generator_limited
+    # one grid step under the failing load, not 6% (and a margin) under it
+    assert result.max_load_fps == pytest.approx(delivered) and delivered >= 0.99 * capacity
+    ndr = result.goal("NDR")
+    assert ndr.lower_bound_fps is not None and 0.99 * capacity <= ndr.lower_bound_fps <= capacity
 
 
 def test_time_budget_returns_bounds_so_far_as_irregular():
