@@ -22,6 +22,8 @@ from vsbench.interfaces.traffic import TrialResult
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.vswitch import VSwitch
 from vsbench.measurement import validity
+from vsbench.measurement import warmup as warmups
+from vsbench.measurement.warmup import WarmupPlan
 from vsbench.results.model import TRIAL_ROLES, TrialIdentity, TrialRecord
 from vsbench.results.trial_log import TrialLog
 
@@ -58,6 +60,7 @@ class TrialSink:
         latency_requested: bool,
         collectors: dict[str, Any],
         switch: dict[str, Any] | None = None,
+        warmup: dict[str, Any] | None = None,
     ) -> TrialRecord:
         rec = TrialRecord(
             identity=identity,
@@ -69,6 +72,7 @@ class TrialSink:
             invalid_reasons=verdict.reasons,
             collectors=collectors,
             switch=dict(switch or {}),
+            warmup=dict(warmup or {}),
         )
         self.trial_log.append(rec)  # durable before anybody acts on it
         self.next_index += 1
@@ -100,9 +104,12 @@ class TrialRunner:
         self.records: list[TrialRecord] = []
 
     def run(
-        self, load_fps: float, duration_s: float, *, role: str, latency: bool = False
+        self, load_fps: float, duration_s: float, *, role: str, latency: bool = False,
+        warmup: WarmupPlan | None = None,
     ) -> TrialRecord:
-        """One trial at aggregate ``load_fps`` for ``duration_s``; durable when returned."""
+        """One trial at aggregate ``load_fps`` for ``duration_s``; durable when returned.
+
+        A warm-up trial passes its ``warmup`` plan: what it covered is written with it."""
         if role not in TRIAL_ROLES:
             raise ValueError(f"unknown trial role {role!r}")
         started_at = utc_now_iso()
@@ -129,6 +136,7 @@ class TrialRunner:
             latency_requested=latency,
             collectors=collected,
             switch=switch,
+            warmup=None if warmup is None else warmups.coverage(warmup, checked),
         )
         self.records.append(rec)
         return rec

@@ -66,6 +66,9 @@ class TrialRecord:
     #: What the trial cost the switch (``VSwitch.trial_end()``): CPU seconds, datapath
     #: counter deltas, starved busy-poller warnings; {} when the switch does not say.
     switch: dict[str, Any] = field(default_factory=dict)
+    #: Warm-up trials only: the warm-up's plan and the flows it really covered
+    #: (:func:`vsbench.measurement.warmup.coverage`); {} for every other trial.
+    warmup: dict[str, Any] = field(default_factory=dict)
 
     @property
     def frame_size_bytes(self) -> int:
@@ -111,6 +114,7 @@ class TrialRecord:
             "generator_stats": _jsonable(r.generator_stats),
             "collectors": _jsonable(self.collectors),
             "switch": _jsonable(self.switch),
+            **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
         }
 
     @classmethod
@@ -157,6 +161,7 @@ class TrialRecord:
             invalid_reasons=reasons,
             collectors=dict(doc.get("collectors") or {}),
             switch=dict(doc.get("switch") or {}),
+            warmup=dict(doc.get("warmup") or {}),
         )
 
 

@@ -16,6 +16,7 @@ from vsbench.deployment import Deployment, DeploymentError
 from vsbench.deployment import get as get_deployment
 from vsbench.interfaces.plugin import Plugin
 from vsbench.measurement import profiles, rules
+from vsbench.measurement import warmup as warmups
 from vsbench.runner import plugins, traffic_types
 from vsbench.runner.plan import TestPlan
 
@@ -90,7 +91,8 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         for size in sizes:
             profiles.build_profile(traffic, size)
         profiles.link_bps(config)
-    except (traffic_types.TrafficTypeError, profiles.ProfileError) as exc:
+        warmups.settings_from_traffic(traffic)
+    except (traffic_types.TrafficTypeError, profiles.ProfileError, warmups.WarmupError) as exc:
         raise PreflightError(f"{where}{exc}") from None
     try:
         # the switch generates its rule set only once it runs: a bad one is found here instead

@@ -28,18 +28,12 @@ from vsbench.measurement.latency_report import latency_summary
 from vsbench.measurement.goal_report import goal_stats, run_search
 from vsbench.measurement.search import SearchConfig
 from vsbench.measurement.search.settings import search_config_from_section
+from vsbench.measurement import warmup as warmups
 from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
 from vsbench.results.model import FrameSizeResult, LatencyPoint, ReportedPoint, TrialRecord
 
 log = logging.getLogger(__name__)
-
-#: Warm-up load as a share of max_load: low enough not to overload, high enough to touch
-#: every flow within the warm-up time.
-WARMUP_SHARE_OF_MAX = 0.01
-#: Longest a warm-up is stretched to send every flow at least twice.
-WARMUP_MAX_S = 60.0
-
 
 class TrafficTypeError(ValueError):
     """The traffic section cannot be run as asked; one line for the user."""
@@ -127,18 +121,42 @@ def latency_wanted(job: FrameSizeJob) -> bool:
 
 def warm_up(job: FrameSizeJob, max_load: float) -> None:
     """A low-rate trial with the full flow set so caches are populated; recorded as
-    ``warmup`` and never shown to the search."""
-    warmup_s = float(job.traffic.get("warmup_s") or 0.0)
-    if warmup_s <= 0:
+    ``warmup`` (with the flows it covered) and never shown to the search.
+
+    Sized by :func:`vsbench.measurement.warmup.plan`: every flow ``traffic.warmup_passes``
+    times, the rate raised up to ``traffic.warmup_max_share`` of max load before the trial
+    is stretched up to ``traffic.warmup_max_s``; a cap that leaves flows (or passes) out is
+    a warning and a note of the frame size."""
+    try:
+        settings = warmups.settings_from_traffic(job.traffic)
+    except warmups.WarmupError as exc:
+        raise TrafficTypeError(str(exc)) from None
+    if not settings.enabled:
         return
     min_load = float(job.search_section.get("min_load_fps") or 1000.0)
-    load = min(max_load, max(min_load, WARMUP_SHARE_OF_MAX * max_load))
-    frames_needed = 2.0 * job.profile.flows * job.profile.directions
-    duration = min(WARMUP_MAX_S, max(warmup_s, frames_needed / load))
+    warmup = warmups.plan(settings, flows=job.profile.flows, directions=job.profile.directions,
+                          max_load_fps=max_load, min_load_fps=min_load)
+    if warmup.capped:
+        _warn(job, warmups.cap_warning(warmup))
+    log.info("warm-up: %.0f fps for %.1f s, %.2g passes over %d flows per direction%s",
+             warmup.load_fps, warmup.duration_s, warmup.planned_passes, warmup.flows_per_direction,
+             " (rate raised)" if warmup.rate_raised else "")
     if type(job.generator).warm_up is not TrafficGenerator.warm_up:
-        job.generator.warm_up(load, duration)  # the generator's own warm-up; nothing to record
+        # the generator's own warm-up; it returns no counters to record
+        job.generator.warm_up(warmup.load_fps, warmup.duration_s)
         return
-    job.trials.run(load, duration, role="warmup")
+    record = job.trials.run(warmup.load_fps, warmup.duration_s, role="warmup", warmup=warmup)
+    covered = record.warmup
+    if not warmup.capped and covered and not covered["all_flows_covered"]:
+        _warn(job, f"warm-up sent only {covered['flows_covered']} of {warmup.flows_per_direction} flows "
+                   f"per direction (the generator sent less than asked); the first search trials may "
+                   f"measure flow setup")
+
+
+def _warn(job: FrameSizeJob, note: str) -> None:
+    log.warning("%s", note)
+    if note not in job.notes:
+        job.notes.append(note)
 
 
 def _records_since(job: FrameSizeJob, start: int) -> list[TrialRecord]:
