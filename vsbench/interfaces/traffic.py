@@ -180,6 +180,17 @@ class TrialResult:
     valid: bool = True
     invalid_reason: str | None = None
     generator_stats: dict = field(default_factory=dict)
+    #: A burst trial (:meth:`TrafficGenerator.run_burst`): the frames asked for; None for
+    #: a trial at a load for a duration.
+    burst_frames: int | None = None
+
+
+    @property
+    def burst_rate_fps(self) -> float | None:
+        """The rate frames really went out at (``tx_frames / tx_duration_s``), if known."""
+        if not self.tx_duration_s or self.tx_duration_s <= 0:
+            return None
+        return self.tx_frames / self.tx_duration_s
 
     @property
     def intended_frames(self) -> float:

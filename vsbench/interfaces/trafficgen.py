@@ -18,7 +18,7 @@ from __future__ import annotations
 import abc
 from typing import ClassVar, Sequence
 
-from vsbench.interfaces.plugin import Plugin
+from vsbench.interfaces.plugin import Plugin, PluginError
 from vsbench.interfaces.traffic import (
     GeneratorCapabilities,
     GeneratorPort,
@@ -61,6 +61,25 @@ class TrafficGenerator(Plugin):
 
     def stop(self) -> None:
         """Release ports, disconnect, stop what :meth:`start` started. Idempotent."""
+
+    #: True when :meth:`run_burst` is implemented; the ``back2back`` and ``burst`` traffic
+    #: types refuse (at preflight) a generator that does not declare it.
+    supports_bursts: ClassVar[bool] = False
+
+    def run_burst(self, frames: int, *, rate_fps: float | None = None, latency: bool = False) -> TrialResult:
+        """Send one burst of exactly ``frames`` frames (aggregate, split evenly over the
+        directions), wait for the drain, then read counters, as :meth:`run_trial` does.
+
+        ``rate_fps`` None: back to back, as fast as the generator can (no pacing) -- the
+        burst of RFC 2544 section 26.4 / RFC 9004. Else paced at ``rate_fps`` (aggregate).
+        The result sets ``burst_frames`` to ``frames``; ``tx_duration_s`` is how long
+        sending took (required: it is how the achieved burst rate is known);
+        ``intended_load_fps`` is ``rate_fps``, or for an unpaced burst the rate it really
+        went out at (``tx_frames / tx_duration_s``); ``intended_duration_s`` is ``frames /
+        intended_load_fps``, so ``intended_frames`` is ``frames``. Only called on a
+        generator whose class sets :attr:`supports_bursts`.
+        """
+        raise PluginError(f"{self.name or type(self).__name__} cannot send bursts of a given length")
 
     def warm_up(self, load_fps: float, duration_s: float) -> None:
         """Send the full flow set at a low rate so switch caches are populated.

@@ -193,3 +193,32 @@ class TrialRunner:
                 log.warning("collector %s: end failed: %s", collector.name, exc)
                 collected[collector.name or type(collector).__name__] = {"error": str(exc)}
         return collected
+
+    # -- bursts ----------------------------------------------------------------------------
+
+    def run_burst(
+        self, frames: int, *, role: str, rate_fps: float | None = None, latency: bool = False
+    ) -> TrialRecord:
+        """One burst of ``frames`` frames (:meth:`TrafficGenerator.run_burst`), unpaced when
+        ``rate_fps`` is None; measured, judged and made durable exactly as :meth:`run` does."""
+        if role not in TRIAL_ROLES:
+            raise ValueError(f"unknown trial role {role!r}")
+        started_at = utc_now_iso()
+        self._switch_begin()
+        self._begin_collectors()
+        t0 = time.monotonic()
+        result = self.generator.run_burst(int(frames), rate_fps=rate_fps, latency=latency)
+        wall_s = time.monotonic() - t0
+        collected = self._end_collectors()
+        switch = self._switch_end()
+        if result.effective_duration_s is None:
+            result = dataclasses.replace(result, effective_duration_s=wall_s)
+        if result.burst_frames is None:
+            result = dataclasses.replace(result, burst_frames=int(frames))
+        checked, verdict = validity.apply(result)
+        if not verdict.valid:
+            log.info("burst of %d frames invalid: %s", frames, "; ".join(verdict.reasons))
+        rec = self.sink.record(self.identity, role, checked, verdict, started_at=started_at,
+                               latency_requested=latency, collectors=collected, switch=switch)
+        self.records.append(rec)
+        return rec

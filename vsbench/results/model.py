@@ -114,6 +114,7 @@ class TrialRecord:
             "generator_stats": _jsonable(r.generator_stats),
             "collectors": _jsonable(self.collectors),
             "switch": _jsonable(self.switch),
+            **({"burst_frames": int(r.burst_frames)} if r.burst_frames is not None else {}),
             **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
         }
 
@@ -150,6 +151,7 @@ class TrialRecord:
             valid=bool(doc["valid"]),
             invalid_reason="; ".join(reasons) if reasons else None,
             generator_stats=dict(doc.get("generator_stats") or {}),
+            burst_frames=None if doc.get("burst_frames") is None else int(doc["burst_frames"]),
         )
         return cls(
             identity=TrialIdentity(doc["run_id"], int(doc["plan_index"]), doc["plan_label"]),
@@ -256,6 +258,85 @@ class LatencyPoint:
 
 
 @dataclass
+class BurstPoint:
+    """One burst trial (traffic types ``burst`` and ``back2back``): ``burst_frames`` asked,
+    sent and received, and the rate the burst really went out at (``tx_frames`` over the
+    generator's sending time ``send_time_s``)."""
+
+    trial_index: int
+    burst_frames: int
+    tx_frames: int
+    rx_frames: int
+    lost_frames: int
+    loss_ratio: float | None
+    send_time_s: float | None
+    burst_rate_fps: float | None
+    valid: bool
+    latency: LatencyStats | None = None
+
+
+@dataclass
+class Back2BackRepetition:
+    """One complete burst-length search: the longest burst with zero loss in every trial of
+    its length (``frames``; 0 when even the shortest lost frames) and its trials."""
+
+    frames: int
+    trial_indices: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Back2BackResult:
+    """Back-to-back frames of RFC 2544 section 26.4 as updated by RFC 9004.
+
+    ``frames_avg`` is the benchmark: the average over ``repetitions`` complete searches of
+    the longest zero-loss burst. ``implied_buffer_time_s`` = frames_avg /
+    ``max_rate_fps``; ``corrected_buffer_time_s`` = (1 / max_rate) x (frames_avg -
+    frames_avg / max_rate x ``throughput_fps``), the frames the DUT forwarded during the
+    burst removed (RFC 9004 section 5). ``max_rate_source`` says what stood for the max
+    theoretical frame rate: ``achieved_burst_rate`` (the mean rate the valid bursts went out
+    at) or ``nominal_line_rate``. ``bursts_at_line_rate`` False: the bursts were slower
+    than the nominal line rate (RFC 9004 asks for bursts at the max theoretical rate).
+    ``bounded`` False: the longest burst tried (``max_frames``) never lost a frame, so the
+    figure is a lower bound.
+    """
+
+    frames_avg: float | None
+    frames_min: int | None
+    frames_max: int | None
+    frames_stdev: float | None
+    repetitions: list[Back2BackRepetition]
+    trials_per_length: int
+    max_frames: int
+    resolution_frames: int
+    bounded: bool
+    burst_rate_fps: float | None
+    nominal_line_rate_fps: float | None
+    bursts_at_line_rate: bool | None
+    max_rate_fps: float | None
+    max_rate_source: str
+    throughput_fps: float | None
+    throughput_source: str | None
+    implied_buffer_time_s: float | None
+    corrected_buffer_time_s: float | None
+
+
+@dataclass
+class SweepStep:
+    """One step of a ``load_sweep``: ``percent`` of ``FrameSizeResult.sweep_reference_fps``
+    offered for one trial (``trial_index``)."""
+
+    percent: float
+    offered_load_fps: float
+    tx_fps: float
+    rx_fps: float
+    loss_ratio: float | None
+    lost_frames: int
+    trial_index: int
+    valid: bool
+    latency: LatencyStats | None = None
+
+
+@dataclass
 class FrameSizeResult:
     """Everything reported for one testcase × frame size.
 
@@ -286,6 +367,13 @@ class FrameSizeResult:
     latency_points: list[LatencyPoint] = field(default_factory=list)
     #: The generator's own latency without the DUT: {"p50_ns", "p99_ns", "samples", "trial_index"}.
     generator_floor_ns: dict[str, Any] | None = None
+
+    #: Traffic types beside throughput (present-if-present): ``back2back`` and ``burst``
+    #: bursts, the back-to-back benchmark, the load sweep's steps and what 100% was.
+    bursts: list[BurstPoint] = field(default_factory=list)
+    back2back: Back2BackResult | None = None
+    sweep: list[SweepStep] = field(default_factory=list)
+    sweep_reference_fps: float | None = None
 
     @property
     def primary(self) -> ReportedPoint | None:

@@ -25,6 +25,71 @@ POINT_FIELDS = (
 )
 LATENCY_FIELDS = ("samples", "min_ns", "avg_ns", "max_ns", "probes_sent")
 TALLY_FIELDS = ("trial_count", "invalid_trial_count", "trial_seconds", "effective_seconds")
+#: Points read off one trial like ``continuous`` (burst and load_sweep).
+FIXED_POINT_NAMES = ("burst", summary.SWEEP_ZERO_LOSS, summary.SWEEP_MAX_RX)
+BURST_FIELDS = ("burst_frames", "tx_frames", "rx_frames", "lost_frames", "loss_ratio", "send_time_s",
+                "burst_rate_fps", "valid")
+SWEEP_FIELDS = ("offered_load_fps", "tx_fps", "rx_fps", "loss_ratio", "lost_frames", "valid")
+BACK2BACK_FIELDS = ("frames_avg", "frames_min", "frames_max", "frames_stdev", "bounded", "burst_rate_fps",
+                    "bursts_at_line_rate", "max_rate_fps", "implied_buffer_time_s", "corrected_buffer_time_s")
+
+
+def _compare(where: str, fields: tuple[str, ...], reported: dict, again: Any, problems: list[str]) -> None:
+    for name in fields:
+        if not _same(getattr(again, name), reported.get(name)):
+            problems.append(f"{where}: {name} {reported.get(name)} != recomputed {getattr(again, name)}")
+
+
+def verify_traffic_types(fs: dict, trials: list[TrialRecord], own: set[int], where: str) -> list[str]:
+    """The bursts, the back-to-back benchmark and the load sweep of one frame size, rebuilt
+    from their trials. Back-to-back: each repetition's frames are the longest burst length
+    whose every trial lost nothing, and the averages, burst rate and buffer times follow
+    from them and from the reported throughput (an input: configured or searched before) --
+    the search's choice of lengths is not replayed. Load sweep: every step and which step
+    each reported point was read off."""
+    problems: list[str] = []
+
+    def trial(index: int, what: str) -> TrialRecord | None:
+        if index not in own or index >= len(trials):
+            problems.append(f"{where} {what}: trial {index} is not a trial of this frame size")
+            return None
+        return trials[index]
+
+    for b in fs.get("bursts") or []:
+        rec = trial(b["trial_index"], "burst")
+        if rec is not None:
+            _compare(f"{where} burst #{b['trial_index']}", BURST_FIELDS, b, summary.burst_point(rec), problems)
+    b2b = fs.get("back2back")
+    if b2b:
+        groups = []
+        for rep in b2b["repetitions"]:
+            recs = [trial(i, "back2back") for i in rep["trial_indices"]]
+            groups.append([r for r in recs if r is not None])
+            if summary.back2back_frames(groups[-1]) != rep["frames"]:
+                problems.append(f"{where} back2back: repetition frames {rep['frames']} != recomputed "
+                                f"{summary.back2back_frames(groups[-1])}")
+        again = summary.back2back_result(
+            repetitions=groups, trials_per_length=b2b["trials_per_length"], max_frames=b2b["max_frames"],
+            resolution_frames=b2b["resolution_frames"], nominal_line_rate_fps=b2b["nominal_line_rate_fps"],
+            max_rate_source=b2b["max_rate_source"], throughput_fps=b2b["throughput_fps"],
+            throughput_source=b2b["throughput_source"])
+        _compare(f"{where} back2back", BACK2BACK_FIELDS, b2b, again, problems)
+    steps = []
+    for step in fs.get("sweep") or []:
+        rec = trial(step["trial_index"], "sweep step")
+        if rec is None:
+            continue
+        again = summary.sweep_step(rec, step["percent"])
+        steps.append(again)
+        _compare(f"{where} sweep {step['percent']:g}%", SWEEP_FIELDS, step, again, problems)
+    if fs.get("sweep"):
+        chosen = summary.sweep_selection(steps)
+        for point in fs.get("points") or []:
+            if point["name"] in (summary.SWEEP_ZERO_LOSS, summary.SWEEP_MAX_RX) \
+                    and chosen.get(point["name"]) != point["trial_index"]:
+                problems.append(f"{where} {point['name']}: read off trial {point['trial_index']}, recomputed "
+                                f"{chosen.get(point['name'])}")
+    return problems
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -49,6 +114,9 @@ def recompute_point(point: dict, trials: list[TrialRecord], frame_size_bytes: in
     if point["name"] == "continuous":
         return summary.continuous_point(frame_size_bytes=frame_size_bytes, nominal_line_rate_fps=nominal,
                                         trial=trials[point["trial_index"]])
+    if point["name"] in FIXED_POINT_NAMES:
+        return summary.fixed_point(point["name"], frame_size_bytes=frame_size_bytes, nominal_line_rate_fps=nominal,
+                                   trial=trials[point["trial_index"]])
     bound = at(point["trial_index"])
     return summary.search_point(
         name=point["name"],
@@ -87,6 +155,7 @@ def verify(run_dir: Path) -> list[str]:
             nominal = nominal_line_rate_fps(config, size)
             if not _same(nominal, fs["nominal_line_rate_fps"]):
                 problems.append(f"{where}: nominal line rate {fs['nominal_line_rate_fps']} != {nominal}")
+            problems.extend(verify_traffic_types(fs, trials, own_indices, where))
             for point in fs["points"]:
                 for key in ("trial_index", "latency_trial_index"):
                     idx = point[key]

@@ -791,6 +791,9 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
         names = ["continuous" if test.get("traffic_type") == "continuous" else "no result"]
     for name in names:
         parts.append(_throughput_table(test, name))
+    from vsbench.results import report_traffic  # back2back, burst, load_sweep (it imports this module)
+
+    parts.append(report_traffic.sections(test))
     parts.append(_plan_notes(files, notes))
     if any(p.get("name") != "continuous" for fs in test.get("frame_sizes") or [] for p in fs.get("points") or []):
         parts.append(_search_table(files, test))

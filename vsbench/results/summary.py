@@ -14,7 +14,15 @@ from typing import Sequence
 import numpy as np
 
 from vsbench.interfaces.traffic import TrialResult, l1_bps, l2_bps
-from vsbench.results.model import LatencyStats, ReportedPoint, TrialRecord
+from vsbench.results.model import (
+    Back2BackRepetition,
+    Back2BackResult,
+    BurstPoint,
+    LatencyStats,
+    ReportedPoint,
+    SweepStep,
+    TrialRecord,
+)
 
 
 def latency_stats(result: TrialResult) -> LatencyStats | None:
@@ -229,3 +237,148 @@ def tally(records: Sequence[TrialRecord]) -> Tally:
         ),
         notes=notes,
     )
+
+
+# -- traffic types beside throughput (back2back, burst, load_sweep) ------------------------
+
+
+def burst_point(trial: TrialRecord) -> BurstPoint:
+    """One burst trial as reported: frames asked, sent, received, and its burst rate."""
+    r = trial.result
+    return BurstPoint(
+        trial_index=trial.trial_index,
+        burst_frames=int(r.burst_frames if r.burst_frames is not None else round(r.intended_frames)),
+        tx_frames=int(r.tx_frames),
+        rx_frames=int(r.rx_frames),
+        lost_frames=int(r.lost_frames),
+        loss_ratio=r.loss_ratio if r.tx_frames > 0 else None,
+        send_time_s=r.tx_duration_s,
+        burst_rate_fps=r.burst_rate_fps,
+        valid=bool(r.valid),
+        latency=latency_stats(r),
+    )
+
+
+def burst_passed(trial: TrialRecord) -> bool:
+    """A back-to-back burst passes when it was valid and lost no frame."""
+    r = trial.result
+    return bool(r.valid) and r.tx_frames > 0 and r.rx_frames >= r.tx_frames
+
+
+def back2back_frames(trials: Sequence[TrialRecord]) -> int:
+    """The result of one burst-length search from its trials: the longest length whose
+    every trial passed (0 when none did). The binary search only tries a length longer
+    than a passing one after it, so this equals the search's own answer."""
+    by_length: dict[int, list[TrialRecord]] = {}
+    for t in trials:
+        by_length.setdefault(int(t.result.burst_frames or 0), []).append(t)
+    passed = [n for n, ts in by_length.items() if n > 0 and all(burst_passed(t) for t in ts)]
+    return max(passed) if passed else 0
+
+
+def mean_burst_rate_fps(trials: Sequence[TrialRecord]) -> float | None:
+    """Mean rate the valid bursts went out at, weighted by frames (total sent / total time)."""
+    valid = [t.result for t in trials if t.result.valid and t.result.tx_duration_s and t.result.tx_frames > 0]
+    if not valid:
+        return None
+    return sum(r.tx_frames for r in valid) / sum(r.tx_duration_s for r in valid)
+
+
+def back2back_result(
+    *,
+    repetitions: Sequence[Sequence[TrialRecord]],
+    trials_per_length: int,
+    max_frames: int,
+    resolution_frames: int,
+    nominal_line_rate_fps: float | None,
+    max_rate_source: str,
+    throughput_fps: float | None,
+    throughput_source: str | None,
+) -> Back2BackResult:
+    """The back-to-back benchmark (RFC 9004) from the burst trials of each repetition.
+
+    ``max_rate_source`` ``achieved_burst_rate``: the max theoretical frame rate is the mean
+    rate the valid bursts really went out at; ``nominal_line_rate``: the nominal line rate.
+    No buffer time when a search never saw loss (``bounded`` False): the buffer was not found.
+    """
+    from vsbench.results import back2back_figures as b2b
+
+    counts = [back2back_frames(rep) for rep in repetitions]
+    stats = b2b.frame_stats(counts)
+    every = [t for rep in repetitions for t in rep]
+    burst_rate = mean_burst_rate_fps(every)
+    max_rate = burst_rate if max_rate_source == "achieved_burst_rate" else nominal_line_rate_fps
+    bounded = not any(n >= max_frames for n in counts)
+    implied = corrected = None
+    # unbounded (the longest burst lost nothing): the DUT's buffer was never found, no time
+    if stats.avg is not None and max_rate and bounded:
+        implied = b2b.implied_buffer_time_s(stats.avg, max_rate)
+        if throughput_fps:
+            corrected = b2b.corrected_buffer_time_s(stats.avg, max_rate, throughput_fps)
+    return Back2BackResult(
+        frames_avg=stats.avg,
+        frames_min=stats.min,
+        frames_max=stats.max,
+        frames_stdev=stats.stdev,
+        repetitions=[Back2BackRepetition(frames=n, trial_indices=[t.trial_index for t in rep])
+                     for n, rep in zip(counts, repetitions)],
+        trials_per_length=int(trials_per_length),
+        max_frames=int(max_frames),
+        resolution_frames=int(resolution_frames),
+        bounded=bounded,
+        burst_rate_fps=burst_rate,
+        nominal_line_rate_fps=nominal_line_rate_fps,
+        bursts_at_line_rate=b2b.at_line_rate(burst_rate, nominal_line_rate_fps),
+        max_rate_fps=max_rate,
+        max_rate_source=max_rate_source,
+        throughput_fps=throughput_fps,
+        throughput_source=throughput_source,
+        implied_buffer_time_s=implied,
+        corrected_buffer_time_s=corrected,
+    )
+
+
+def sweep_step(trial: TrialRecord, percent: float) -> SweepStep:
+    """One load_sweep step from its trial."""
+    r = trial.result
+    return SweepStep(
+        percent=float(percent),
+        offered_load_fps=float(r.intended_load_fps),
+        tx_fps=r.achieved_tx_fps,
+        rx_fps=r.rx_fps,
+        loss_ratio=r.loss_ratio if r.tx_frames > 0 else None,
+        lost_frames=int(r.lost_frames),
+        trial_index=trial.trial_index,
+        valid=bool(r.valid),
+        latency=latency_stats(r),
+    )
+
+
+#: The reported points of a load_sweep: the highest step without loss, the highest RX rate.
+SWEEP_ZERO_LOSS = "sweep_zero_loss"
+SWEEP_MAX_RX = "sweep_max_rx"
+
+
+def sweep_selection(steps: Sequence[SweepStep]) -> dict[str, int]:
+    """Trial index of each reported sweep point: ``sweep_zero_loss`` the highest valid step
+    that lost nothing, ``sweep_max_rx`` the valid step with the highest RX rate (the first
+    of equals). A name is missing when no step qualifies."""
+    chosen: dict[str, int] = {}
+    valid = [s for s in steps if s.valid]
+    lossless = [s for s in valid if s.lost_frames <= 0 and s.loss_ratio is not None]
+    if lossless:
+        chosen[SWEEP_ZERO_LOSS] = max(lossless, key=lambda s: s.offered_load_fps).trial_index
+    if valid:
+        best = max(s.rx_fps for s in valid)
+        chosen[SWEEP_MAX_RX] = next(s for s in valid if s.rx_fps == best).trial_index
+    return chosen
+
+
+def fixed_point(name: str, *, frame_size_bytes: int, nominal_line_rate_fps: float | None,
+                trial: TrialRecord) -> ReportedPoint:
+    """A reported point read off one fixed-rate trial or burst (as ``continuous``), named
+    ``name``: throughput = the trial's RX rate."""
+    point = continuous_point(frame_size_bytes=frame_size_bytes, nominal_line_rate_fps=nominal_line_rate_fps,
+                             trial=trial)
+    point.name = name
+    return point

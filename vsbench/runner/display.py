@@ -118,6 +118,10 @@ class RunDisplay:
     def frame_size_finished(self, fs: FrameSizeResult) -> None:
         self.close_progress()
         point = fs.primary
+        if fs.status == "complete" and fs.back2back is not None:
+            self.console.print(f"  {fs.frame_size_bytes} B {back2back_text(fs)} in {fs.trial_count} trials",
+                               style="green", highlight=False)
+            return
         if fs.status != "complete" or point is None:
             self.console.print(f"  {fs.frame_size_bytes} B: {fs.status}"
                                + (f" - {fs.error}" if fs.error else ""), style="red", markup=False)
@@ -146,6 +150,9 @@ class RunDisplay:
             for fs in test.frame_sizes:
                 if fs.generator_limited:
                     self.note(f"note: {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
+            for fs in test.frame_sizes:
+                if fs.back2back is not None:
+                    self.console.print(f"{fs.frame_size_bytes} B {back2back_text(fs)}", highlight=False)
             for note in test.notes:
                 self.note(f"note: {note}")
         self.console.print(f"run {results.run_id}: {results.status}; results in {run_dir}", highlight=False)
@@ -184,3 +191,16 @@ class RunDisplay:
                 status,
             )
         return table
+
+
+def back2back_text(fs: FrameSizeResult) -> str:
+    """One line of a frame size's back-to-back figures (RFC 9004)."""
+    b = fs.back2back
+    if b is None:
+        return ""
+    implied = "-" if b.implied_buffer_time_s is None else f"{b.implied_buffer_time_s * 1e6:,.1f} us"
+    corrected = "-" if b.corrected_buffer_time_s is None else f"{b.corrected_buffer_time_s * 1e6:,.1f} us"
+    frames = "-" if b.frames_avg is None else f"{b.frames_avg:,.1f}"
+    return (f"back2back: {frames} frames avg over {len(b.repetitions)} search(es)"
+            f"{'' if b.bounded else ' (unbounded: no loss at the longest burst)'}, burst rate "
+            f"{fmt_rate(b.burst_rate_fps)}, buffer time implied {implied}, corrected {corrected}")

@@ -100,6 +100,10 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     except rules.RuleSetError as exc:
         raise PreflightError(f"{where}{exc}") from None
     _check_rule_set_support(config, classes["vswitch"], where)
+    try:
+        traffic_types.check_generator(traffic, classes["trafficgen"])
+    except traffic_types.TrafficTypeError as exc:
+        raise PreflightError(f"{where}{exc}") from None
     return CheckedPlan(classes, collectors, deployment, sizes)
 
 

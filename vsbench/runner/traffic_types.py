@@ -353,3 +353,16 @@ def check(traffic: Mapping[str, Any]) -> None:
         )
     if kind == "continuous" and not (traffic.get("rate_fps") or traffic.get("rate_percent")):
         raise TrafficTypeError("traffic type continuous needs traffic.rate_fps or traffic.rate_percent")
+    _extra.check(traffic)
+
+
+def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
+    """Raise :class:`TrafficTypeError` when the generator class cannot run the traffic type
+    (bursts need ``supports_bursts``)."""
+    _extra.check_generator(traffic, generator_cls)
+
+
+# back2back, burst and load_sweep live in their own module (it imports this one lazily)
+from vsbench.runner import traffic_types_extra as _extra  # noqa: E402
+
+TRAFFIC_TYPES.update(_extra.TYPES)

@@ -32,6 +32,7 @@ shaper's pace is exact then.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -432,28 +433,72 @@ class Trafgen(TrafficGenerator):
     def run_trial(self, load_fps: float, duration_s: float, *, latency: bool = False) -> TrialResult:
         if self._profile is None or not self._directions:
             raise PluginError("trafgen: run_trial before configure")
-        if not self._started:
-            self.start()
         if load_fps < 0 or duration_s <= 0:
             raise PluginError(f"trafgen: cannot run {load_fps} fps for {duration_s} s")
+        per_dir_fps = load_fps / len(self._directions)
+        return self._run(load_fps, duration_s, int(round(per_dir_fps * duration_s)), latency=latency)
+
+    #: Bursts: :meth:`run_burst` sends exactly N frames, unpaced or paced.
+    supports_bursts: ClassVar[bool] = True
+
+    def run_burst(self, frames: int, *, rate_fps: float | None = None, latency: bool = False) -> TrialResult:
+        """One burst of ``frames`` frames (aggregate, split evenly over the directions).
+
+        Paced (``rate_fps``): an ordinary trial of ``frames / rate_fps`` seconds. Unpaced:
+        the shapers are removed (the ports' default ``noqueue``), trafgen hands the frames
+        to the kernel as fast as it can, and its own clock for the sending loop is
+        ``tx_duration_s``, from which the achieved burst rate follows. A bidirectional
+        profile with the shared shaper still sends through the generator's own veth pair
+        (one hop more; frames it drops show as frames not sent, an invalid trial).
+        """
+        if self._profile is None or not self._directions:
+            raise PluginError("trafgen: run_burst before configure")
+        frames = int(frames)
+        dirs = len(self._directions)
+        if frames < dirs or frames % dirs:
+            raise PluginError(f"trafgen: a burst of {frames} frames cannot be split evenly over {dirs} direction(s)")
+        if rate_fps is not None:
+            if rate_fps <= 0:
+                raise PluginError(f"trafgen: cannot pace a burst at {rate_fps} fps")
+            result = self._run(rate_fps, frames / rate_fps, frames // dirs, latency=latency)
+            return dataclasses.replace(result, burst_frames=frames)
+        # the probe stream needs a length: the burst at the generator's nominal rate, at least 0.1 s
+        nominal = float(self.cfg.get("max_rate_fps") or 1e6)
+        result = self._run(None, max(0.1, frames / nominal), frames // dirs, latency=latency)
+        rate = result.burst_rate_fps
+        return dataclasses.replace(
+            result,
+            burst_frames=frames,
+            intended_load_fps=float(rate or 0.0),
+            intended_duration_s=float(frames / rate) if rate else 0.0,
+        )
+
+    def _run(self, load_fps: float | None, duration_s: float, frames_per_dir: int, *,
+             latency: bool) -> TrialResult:
+        """Send ``frames_per_dir`` frames in each direction, through shapers at ``load_fps``
+        over ``duration_s``, or unpaced when ``load_fps`` is None (a burst)."""
+        if not self._started:
+            self.start()
         t0 = time.monotonic()
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._trial += 1
         profile = self._profile
-        per_dir_fps = load_fps / len(self._directions)
-        frames_per_dir = int(round(per_dir_fps * duration_s))
+        paced = load_fps is not None
+        per_dir_fps = load_fps / len(self._directions) if paced else None
         drain_s = self._drain_s()
         stats: dict[str, Any] = {
             "tx_path": self.cfg["tx_path"],
-            "shaper_burst_s": float(self.cfg["shaper_burst_s"]),
+            "shaper_burst_s": float(self.cfg["shaper_burst_s"]) if paced else None,
             "frames_per_direction": frames_per_dir,
             "streams": [],
             "directions": [],
         }
 
-        if frames_per_dir > 0:
+        if frames_per_dir > 0 and paced:
             for st in self._streams:
                 self._set_shaper(st.iface, per_dir_fps * len(st.directions), profile.frame_size_bytes)
+        elif not paced:
+            self._remove_shapers()  # back to back: nothing between trafgen and the port
         assert self._foreign is not None
         self._foreign.read()  # resets the kernel's counts
         before = self._read_counters()
@@ -469,8 +514,11 @@ class Trafgen(TrafficGenerator):
                 self._wait_running()
             if self._probe is not None:
                 self._probe.go()
-            deadline = (t0 + float(self.cfg["startup_allowance_s"])
-                        + duration_s * (1.0 + max(0.05, 10 * float(self.cfg["rate_tolerance"]))) + 1.0)
+            if paced:
+                deadline = (t0 + float(self.cfg["startup_allowance_s"])
+                            + duration_s * (1.0 + max(0.05, 10 * float(self.cfg["rate_tolerance"]))) + 1.0)
+            else:  # a burst has no pace to keep; a generator below 10 kfps is broken
+                deadline = t0 + float(self.cfg["startup_allowance_s"]) + 5.0 + frames_per_dir * len(self._directions) / 1e4
             self._wait_senders(deadline)
             for sender in self._senders:
                 st = sender.stream
@@ -493,8 +541,8 @@ class Trafgen(TrafficGenerator):
                 # was exiting are not seen, so this is a lower bound of the sending time --
                 # exact when trafgen, not the shaper, was the bottleneck (queue empty).
                 queued = sender.queued_at_exit or 0
-                rate = per_dir_fps * len(st.directions)
-                send_time = None if loop_s is None else loop_s + queued / rate
+                rate = per_dir_fps * len(st.directions) if paced else None
+                send_time = None if loop_s is None else loop_s + (queued / rate if rate else 0.0)
                 send_times.append(send_time)
                 stats["streams"].append({
                     "iface": st.iface,
@@ -549,12 +597,12 @@ class Trafgen(TrafficGenerator):
         valid, reason = True, None
         if cut_reasons:
             valid, reason = False, "; ".join(cut_reasons)
-        elif tx_duration is not None and tx_duration > duration_s * (1.0 + float(self.cfg["rate_tolerance"])):
+        elif paced and tx_duration is not None and tx_duration > duration_s * (1.0 + float(self.cfg["rate_tolerance"])):
             valid = False
             reason = (f"trafgen needed {tx_duration:.4f} s to send what was asked for {duration_s:g} s "
                       f"(achieved {tx_total / tx_duration:.0f} of {load_fps:.0f} fps)")
         return TrialResult(
-            intended_load_fps=float(load_fps),
+            intended_load_fps=float(load_fps or 0.0),
             intended_duration_s=float(duration_s),
             frame_size_bytes=profile.frame_size_bytes,
             tx_frames=tx_total,
