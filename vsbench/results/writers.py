@@ -48,7 +48,10 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: ``max_load_fps`` (after any generator-limited lowering), ``generator_limited``,
 #: ``effective_seconds`` (wall time of the frame size's trials), ``switch_cores`` (CPU
 #: the switch consumed at the primary point's trial, in cores) and ``fps_per_core``
-#: (frames/s received per core the switch consumed there).
+#: (frames/s received per core the switch consumed there), ``b2b_frames_avg``, ``b2b_implied_buffer_time_s``, ``b2b_corrected_buffer_time_s``
+#: (back2back, RFC 9004), ``burst_rate_fps`` (back2back and burst: the mean rate the valid
+#: bursts went out at), ``sweep_steps`` (load_sweep: steps measured; every step is in
+#: results.json).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -97,6 +100,11 @@ CSV_COLUMNS: tuple[str, ...] = (
     "effective_seconds",
     "switch_cores",
     "fps_per_core",
+    "b2b_frames_avg",
+    "b2b_implied_buffer_time_s",
+    "b2b_corrected_buffer_time_s",
+    "burst_rate_fps",
+    "sweep_steps",
 )
 
 
@@ -189,6 +197,15 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         "switch_cores": (point.efficiency or {}).get("switch_cores"),
         "fps_per_core": (point.efficiency or {}).get("fps_per_core"),
     })
+    b2b = fs.back2back
+    if b2b is not None:
+        values.update({"b2b_frames_avg": b2b.frames_avg, "b2b_implied_buffer_time_s": b2b.implied_buffer_time_s,
+                       "b2b_corrected_buffer_time_s": b2b.corrected_buffer_time_s})
+    rates = [(b.tx_frames, b.send_time_s) for b in fs.bursts if b.valid and b.send_time_s and b.tx_frames > 0]
+    if rates:
+        values["burst_rate_fps"] = sum(n for n, _ in rates) / sum(t for _, t in rates)
+    if fs.sweep:
+        values["sweep_steps"] = len(fs.sweep)
     return {column: _cell(values.get(column)) for column in CSV_COLUMNS}
 
 
