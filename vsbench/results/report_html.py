@@ -272,6 +272,7 @@ def render(files: RunFiles, generated_at: str | None = None) -> str:
         _run_header(files),
         _validity_section(files, notes, consistency),
         _summary_section(files),
+        _scaling_section(files),
         _sut_section(files),
     ]
     for test in files.tests:
@@ -483,6 +484,13 @@ def _summary_section(files: RunFiles) -> str:
             + '<p class="muted">Throughput is aggregate over all directions; L1 includes preamble, SFD and '
               "inter-frame gap (20 B per frame); line rate is the nominal aggregate line rate of the "
               "configured link speed.</p>")
+
+
+def _scaling_section(files: RunFiles) -> str:
+    """Rules (or flows) versus frame rate and Mpps per core across the plans of a matrix."""
+    from vsbench.results import report_scaling  # it imports this module
+
+    return report_scaling.scaling_section(files)
 
 
 def _sut_section(files: RunFiles) -> str:
@@ -791,6 +799,9 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
         names = ["continuous" if test.get("traffic_type") == "continuous" else "no result"]
     for name in names:
         parts.append(_throughput_table(test, name))
+    from vsbench.results import report_scaling  # switch efficiency (it imports this module)
+
+    parts.append(report_scaling.efficiency_table(test))
     from vsbench.results import report_traffic  # back2back, burst, load_sweep (it imports this module)
 
     parts.append(report_traffic.sections(test))

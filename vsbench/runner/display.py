@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from vsbench.runner import display_efficiency
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialRecord
 
 
@@ -132,6 +133,10 @@ class RunDisplay:
             f"  {fs.frame_size_bytes} B {goals} in {fs.trial_count} trials",
             style="green", highlight=False,
         )
+        efficiency = display_efficiency.point_line(fs)
+        if efficiency:
+            self.console.print(f"  {fs.frame_size_bytes} B switch: {efficiency}", style="dim",
+                               markup=False, highlight=False)
         if fs.generator_limited:
             self.note(f"  {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
 
@@ -147,6 +152,8 @@ class RunDisplay:
         self.close_progress()
         for test in results.tests:
             self.console.print(self.table(test))
+            for line in display_efficiency.frame_size_lines(test):
+                self.console.print(line, markup=False, highlight=False)
             for fs in test.frame_sizes:
                 if fs.generator_limited:
                     self.note(f"note: {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
@@ -155,6 +162,8 @@ class RunDisplay:
                     self.console.print(f"{fs.frame_size_bytes} B {back2back_text(fs)}", highlight=False)
             for note in test.notes:
                 self.note(f"note: {note}")
+        for table in display_efficiency.scaling_tables(results):
+            self.console.print(table)
         self.console.print(f"run {results.run_id}: {results.status}; results in {run_dir}", highlight=False)
 
     @staticmethod
