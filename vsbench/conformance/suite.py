@@ -12,6 +12,8 @@ runner does -- a fresh :class:`PluginContext` with its own :class:`ResourceStack
 * a trial the generator cannot deliver comes back (no exception) with the frames it really
   sent, so the engine can mark it invalid;
 * capabilities are truthful (ports, flows, latency support);
+* a generator that says it can measure its own latency floor returns it as a probes-only
+  trial with samples, and one that says it cannot never pretends to;
 * ``stop`` and the registered teardown release every process, socket and file;
 * an unreachable generator is a one-line ``PluginError`` naming the generator and address.
 """
@@ -299,6 +301,29 @@ class TrafficGeneratorConformance:
             lo, hi = bounds
             assert lo <= centre <= hi, (
                 f"latency {centre:g} ns outside the modelled {lo:g}..{hi:g} ns: units not ns?")
+
+    def test_latency_floor_is_a_probes_only_trial(self, harness: Harness) -> None:
+        gen, _ = harness.started()
+        caps = gen.capabilities()
+        if not caps.latency_floor:
+            with pytest.raises(PluginError):  # the default refuses; the engine then says "not measured"
+                gen.measure_latency_floor(harness.target.trial_duration_s)
+            return
+        assert caps.latency, "latency_floor without latency"
+        r = gen.measure_latency_floor(harness.target.trial_duration_s)
+        harness.observe()
+        assert isinstance(r, TrialResult), f"measure_latency_floor returned {type(r).__name__}"
+        assert r.intended_load_fps == 0 and r.tx_frames == 0 and r.rx_frames == 0, (
+            "the floor is the probe stream alone: no bulk frames")
+        assert r.intended_duration_s == harness.target.trial_duration_s
+        assert r.frame_size_bytes == harness.target.profile.frame_size_bytes
+        if r.probes is not None:
+            assert len(r.probes.latency_ns) > 0 and min(r.probes.latency_ns) > 0, "a floor without samples"
+        else:
+            h = r.latency_histogram
+            assert h is not None, "the floor trial carries no latency data"
+            assert sum(h.counts) > 0 or h.mean_ns is not None, "a floor without samples"
+        assert isinstance(r.generator_stats.get("loop"), str), "generator_stats['loop'] names the loop"
 
     # ------------------------------------------------------------------ teardown and errors
 

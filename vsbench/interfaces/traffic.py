@@ -108,6 +108,8 @@ class GeneratorCapabilities:
     bidirectional: bool = True
     needs_testbed: bool = False  # needs the embedded netns/veth testbed ports
     native_search: bool = False
+    #: Can measure its own latency without the DUT (``TrafficGenerator.measure_latency_floor``).
+    latency_floor: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ Life cycle, driven by the runner::
     gen.start()                            # connect / launch; register teardown in context
     gen.configure(profile, ports)          # once per frame size / flow count
     result = gen.run_trial(load, duration, latency=False)   # many times
+    floor = gen.measure_latency_floor(duration)   # once per profile, if capabilities().latency_floor
     gen.stop()                             # also registered as teardown by start()
 """
 
@@ -61,6 +62,21 @@ class TrafficGenerator(Plugin):
 
     def stop(self) -> None:
         """Release ports, disconnect, stop what :meth:`start` started. Idempotent."""
+
+    def measure_latency_floor(self, duration_s: float) -> TrialResult:
+        """The generator's own one-way latency, with the DUT out of the path.
+
+        Send the latency probe stream of the configured profile for ``duration_s`` over a
+        direct loop -- a cable or veth pair from one of the generator's own ports to another,
+        never through the DUT -- and return it as a probes-only trial: ``intended_load_fps``
+        0, no bulk frames, ``probes`` (or ``latency_histogram``) set. The engine reports it
+        beside every latency figure of this profile, so a reader can tell the DUT's share
+        from the generator's. Say what the loop was in ``generator_stats["loop"]``.
+
+        Only called when :meth:`capabilities` says ``latency_floor``; a generator that has no
+        such path leaves both alone and the floor is reported as not measured.
+        """
+        raise PluginError(f"{self.name or type(self).__name__} cannot measure its latency without the DUT")
 
     #: True when :meth:`run_burst` is implemented; the ``back2back`` and ``burst`` traffic
     #: types refuse (at preflight) a generator that does not declare it.

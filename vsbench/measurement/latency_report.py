@@ -1,4 +1,5 @@
-"""A trial's full latency summary as plain JSON data, for results.json.
+"""A trial's full latency summary as plain JSON data, for results.json, and the
+generator's latency floor (:class:`GeneratorFloor`) from its ``floor`` trial.
 
 The metrics (:mod:`vsbench.measurement.metrics`) are pure functions over probe records or a
 generator's histogram; this module only flattens their summary into the document the
@@ -12,7 +13,7 @@ from typing import Any
 
 from vsbench.interfaces.traffic import TrialResult
 from vsbench.measurement.metrics import summarize_histogram, summarize_latency
-from vsbench.results.model import _jsonable
+from vsbench.results.model import GeneratorFloor, TrialRecord, _jsonable
 
 
 def latency_summary(result: TrialResult) -> dict[str, Any] | None:
@@ -50,10 +51,39 @@ def latency_summary(result: TrialResult) -> dict[str, Any] | None:
     })
 
 
-def floor_figures(result: TrialResult, trial_index: int | None) -> dict[str, Any] | None:
-    """p50/p99 of the generator's own latency (a DUT-less trial), or None without samples."""
+def generator_floor(record: TrialRecord) -> GeneratorFloor:
+    """The generator's floor from its ``floor`` trial (a probes-only trial on a direct loop).
+
+    The same summary as every latency trial (:func:`latency_summary`), so the floor and the
+    figures it sits beside are computed alike; ``measured`` is False with a reason when the
+    trial brought back no latency sample.
+    """
+    result = record.result
+    loop = result.generator_stats.get("loop")
+    loop = None if loop is None else str(loop)
     doc = latency_summary(result)
+    sent = None if result.probes is None else int(result.probes.sent)
+    if not record.valid:
+        return GeneratorFloor(measured=False, reason=f"the floor trial is invalid: {result.invalid_reason}",
+                              trial_index=record.trial_index, loop=loop, probes_sent=sent)
     if doc is None or not doc["samples"]:
-        return None
-    return {"p50_ns": doc["percentiles_ns"].get("p50"), "p99_ns": doc["percentiles_ns"].get("p99"),
-            "samples": doc["samples"], "trial_index": trial_index}
+        return GeneratorFloor(measured=False, reason="no probe came back on the direct loop",
+                              trial_index=record.trial_index, loop=loop, samples=0, probes_sent=sent)
+    percentiles = doc["percentiles_ns"]
+    return GeneratorFloor(
+        measured=True,
+        trial_index=record.trial_index,
+        loop=loop,
+        samples=doc["samples"],
+        probes_sent=sent,
+        min_ns=doc["min_ns"],
+        mean_ns=doc["mean_ns"],
+        p50_ns=percentiles.get("p50"),
+        p99_ns=percentiles.get("p99"),
+        max_ns=doc["max_ns"],
+    )
+
+
+def floor_not_measured(reason: str) -> GeneratorFloor:
+    """A floor that was not measured, and why (said, never left out silently)."""
+    return GeneratorFloor(measured=False, reason=reason)

@@ -20,10 +20,10 @@ from typing import Any, Iterator, Mapping
 
 from vsbench.interfaces.traffic import TrialResult
 from vsbench.measurement.goal_report import goal_stats, run_search
-from vsbench.measurement.latency_report import latency_summary
+from vsbench.measurement.latency_report import generator_floor, latency_summary
 from vsbench.measurement.search.settings import search_config_from_section
 from vsbench.results import recompute, writers
-from vsbench.results.model import TrialRecord
+from vsbench.results.model import TrialRecord, _jsonable
 from vsbench.results.trial_log import read_trials
 
 #: Point fields that the replayed search decides.
@@ -157,7 +157,27 @@ def verify_latency(fs: Mapping[str, Any], trials: list[TrialRecord], where: str)
                             f"{lp['fraction']} x {lp['reference']} {ref}")
         if not same(lp.get("summary"), latency_summary(r)):
             problems.append(f"{where} latency '{lp['label']}': summary differs from trial {idx}")
-    return problems
+        if "generator_floor" in lp and not same(lp["generator_floor"], fs.get("generator_floor")):
+            problems.append(f"{where} latency '{lp['label']}': generator floor differs from the frame size's")
+    return problems + verify_floor(fs, trials, where)
+
+
+def verify_floor(fs: Mapping[str, Any], trials: list[TrialRecord], where: str) -> list[str]:
+    """The reported generator floor against its ``floor`` trial (a measured input: its
+    probe records are in trials.jsonl like every other trial's)."""
+    floor = fs.get("generator_floor")
+    if not isinstance(floor, Mapping) or floor.get("trial_index") is None:
+        return []
+    idx = floor["trial_index"]
+    if not 0 <= idx < len(trials):
+        return [f"{where} generator floor: trial {idx} does not exist"]
+    rec = trials[idx]
+    if rec.role != "floor" or rec.frame_size_bytes != fs.get("frame_size_bytes"):
+        return [f"{where} generator floor: trial {idx} is not a floor trial of this frame size"]
+    again = _jsonable(generator_floor(rec))
+    if not same(dict(floor), again):
+        return [f"{where} generator floor differs from trial {idx}"]
+    return []
 
 
 def _frame_sizes(results: Mapping[str, Any]) -> Iterator[tuple[Mapping, Mapping]]:

@@ -149,6 +149,28 @@ class TrialRunner:
 
         return trial
 
+    def run_floor(self, duration_s: float) -> TrialRecord:
+        """The generator's own latency on a direct loop (role ``floor``); durable when returned.
+
+        :meth:`TrafficGenerator.measure_latency_floor` sends the probe stream past the DUT,
+        so the switch's statistics are not sampled (they would describe an idle switch as
+        if it had been measured); collectors run as for any trial. The same validity rules
+        apply: a floor the generator says it could not measure as asked is marked invalid.
+        """
+        started_at = utc_now_iso()
+        self._begin_collectors()
+        t0 = time.monotonic()
+        result = self.generator.measure_latency_floor(float(duration_s))
+        wall_s = time.monotonic() - t0
+        collected = self._end_collectors()
+        if result.effective_duration_s is None:
+            result = dataclasses.replace(result, effective_duration_s=wall_s)
+        checked, verdict = validity.apply(result)
+        rec = self.sink.record(self.identity, "floor", checked, verdict, started_at=started_at,
+                               latency_requested=True, collectors=collected)
+        self.records.append(rec)
+        return rec
+
     def record_of(self, result: TrialResult) -> TrialRecord | None:
         """The record of a result this runner returned (by identity), or None."""
         for rec in reversed(self.records):

@@ -28,8 +28,10 @@ from vsbench.interfaces.traffic import (
     TrialResult,
 )
 
-TrialRole = Literal["warmup", "search", "final", "continuous"]
-TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous")
+#: ``floor`` is the generator's own latency on a direct loop without the DUT
+#: (:meth:`vsbench.interfaces.trafficgen.TrafficGenerator.measure_latency_floor`).
+TrialRole = Literal["warmup", "search", "final", "continuous", "floor"]
+TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor")
 TRIAL_SCHEMA_ID = "vsbench.trial/1"
 RESULTS_SCHEMA_ID = "vsbench.results/1"
 
@@ -238,12 +240,40 @@ class ReportedPoint:
 
 
 @dataclass
+class GeneratorFloor:
+    """The generator's own one-way latency without the DUT -- its floor -- at one frame size.
+
+    The same probe stream as the latency trials, sent over a direct loop between the
+    generator's own ports (``loop`` says which), in trial ``trial_index`` (role ``floor``)
+    before the frame size's latency trials. It is reported beside every latency figure: a
+    latency near the floor says the generator, not the DUT, dominates it. It is never
+    subtracted (distributions do not subtract). Percentiles are null when too few samples
+    back them, as for every latency summary.
+
+    ``measured`` False: ``reason`` says why (switched off with ``latency.generator_floor:
+    false``, the generator has no such path, or the measurement failed).
+    """
+
+    measured: bool
+    reason: str | None = None
+    trial_index: int | None = None
+    loop: str | None = None
+    samples: int | None = None
+    probes_sent: int | None = None
+    min_ns: float | None = None
+    mean_ns: float | None = None
+    p50_ns: float | None = None
+    p99_ns: float | None = None
+    max_ns: float | None = None
+
+
+@dataclass
 class LatencyPoint:
     """One latency trial after the search: at ``fraction`` of goal ``reference``'s
     throughput (``load_fps`` = fraction x throughput; 0 = probes only).
 
-    ``generator_floor_ns`` is the generator's own latency at this frame size without the
-    DUT (p50/p99), when it was measured, so every latency figure can be read against it.
+    ``generator_floor`` is the generator's own latency at this frame size without the DUT
+    (the frame size's :class:`GeneratorFloor`), so every latency figure carries it.
     """
 
     label: str
@@ -254,7 +284,7 @@ class LatencyPoint:
     latency: LatencyStats | None = None
     summary: dict[str, Any] | None = None
     loss_ratio: float | None = None
-    generator_floor_ns: dict[str, Any] | None = None
+    generator_floor: GeneratorFloor | None = None
 
 
 @dataclass
@@ -365,8 +395,9 @@ class FrameSizeResult:
     #: True when the generator could not deliver and max_load was lowered to ``max_load_fps``.
     generator_limited: bool = False
     latency_points: list[LatencyPoint] = field(default_factory=list)
-    #: The generator's own latency without the DUT: {"p50_ns", "p99_ns", "samples", "trial_index"}.
-    generator_floor_ns: dict[str, Any] | None = None
+    #: The generator's own latency without the DUT at this frame size; None when no latency
+    #: was measured (else measured or said why not).
+    generator_floor: GeneratorFloor | None = None
 
     #: Traffic types beside throughput (present-if-present): ``back2back`` and ``burst``
     #: bursts, the back-to-back benchmark, the load sweep's steps and what 100% was.

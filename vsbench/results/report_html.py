@@ -201,6 +201,7 @@ table.data tbody tr:nth-child(even) { background: var(--stripe); }
 table.data td.num, table.data th.num { text-align: right; white-space: nowrap; }
 table.data tr.bad td { background: var(--warnbg); }
 table.data tr.failed td { background: var(--errbg); }
+table.data tr.floor td { border-top: 2px solid var(--muted); }
 th .unit { display: block; font-weight: 400; color: var(--muted); font-size: 12px; }
 table.kv th { text-align: left; font-weight: 600; padding: 2px 18px 2px 0; vertical-align: top;
               white-space: nowrap; color: var(--muted); }
@@ -597,7 +598,10 @@ def _parameters(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, A
         for key, value in other.items():
             pairs.append((f"search.{key}", fmt_value(value)))
     if latency:
-        pairs.append(("Latency", f"enabled, probe stream at {fmt_fps(latency.get('probe_rate_fps'))} fps"
+        floor_on = latency.get("generator_floor", True)
+        pairs.append(("Latency", f"enabled, probe stream at {fmt_fps(latency.get('probe_rate_fps'))} fps; "
+                      + ("the generator's own floor measured first on a direct loop (no DUT)" if floor_on
+                         else "generator floor not measured (latency.generator_floor: false)")
                       if latency.get("enabled") else "not enabled (latency.enabled: false)"))
     if dut.get("rules"):
         pairs.append(("DUT rules", f"{fmt_fixed(dut['rules'])} ({dut.get('rule_template') or 'default template'})"))
@@ -663,6 +667,10 @@ def _throughput_table(test: Mapping[str, Any], name: str) -> str:
     headers += [("One-way latency", k.removesuffix("_ns"), "ns") for k in lat_keys]
     if lat_keys:
         headers.append(("One-way latency", "samples", "probes"))
+    floors = bool(lat_keys) and any(isinstance(fs.get("generator_floor"), Mapping)
+                                    and fs["generator_floor"].get("measured") for fs in frames)
+    if floors:
+        headers += [("Generator floor (no DUT)", "min", "ns"), ("Generator floor (no DUT)", "p50", "ns")]
     headers += [("Trial", "# in trials.jsonl"), ("Validity", "")]
     rows, classes = [], []
     for fs in frames:
@@ -679,6 +687,11 @@ def _throughput_table(test: Mapping[str, Any], name: str) -> str:
         if lat_keys:
             sent = lat.get("probes_sent")
             row.append(DASH if not lat else f"{lat.get('samples', DASH)}" + (f" of {sent}" if sent is not None else ""))
+        if floors:
+            floor = fs.get("generator_floor") if isinstance(fs.get("generator_floor"), Mapping) else {}
+            measured = bool(floor.get("measured")) and bool(lat)
+            row += [fmt_fixed(floor.get("min_ns")) if measured else DASH,
+                    fmt_fixed(floor.get("p50_ns")) if measured else DASH]
         trial = p.get("trial_index")
         lat_trial = p.get("latency_trial_index")
         ref = DASH if trial is None else f"#{trial}"
@@ -689,6 +702,71 @@ def _throughput_table(test: Mapping[str, Any], name: str) -> str:
         classes.append(_row_class(fs, point))
     return f"<h3>{e(_goal_title(test, name))}</h3>" + table(headers, rows, numeric_to=len(headers) - 1,
                                                               row_classes=classes)
+
+
+def _floor_cells(floor: Any) -> list[Any]:
+    """min, mean, p50, p99, max (ns) and samples of a measured generator floor, else dashes."""
+    if not isinstance(floor, Mapping) or not floor.get("measured"):
+        return [DASH] * 6
+    return [*(fmt_fixed(floor.get(k)) for k in ("min_ns", "mean_ns", "p50_ns", "p99_ns", "max_ns")),
+            fmt_fixed(floor.get("samples"))]
+
+
+def floor_text(floor: Any) -> str:
+    """``generator floor (direct loop, no DUT): min 0.09 µs, p50 0.31 µs, p99 0.87 µs`` or why not."""
+    if not isinstance(floor, Mapping):
+        return "generator floor: not measured"
+    if not floor.get("measured"):
+        return f"generator floor not measured: {floor.get('reason') or 'no reason given'}"
+
+    def us(key: str) -> str:
+        value = finite(floor.get(key))
+        return DASH if value is None else f"{value / 1e3:,.2f} µs"
+
+    return (f"generator floor (direct loop, no DUT): min {us('min_ns')}, p50 {us('p50_ns')}, "
+            f"p99 {us('p99_ns')}")
+
+
+def _latency_table(test: Mapping[str, Any]) -> str:
+    """Every latency trial of the plan, each frame size's generator floor first.
+
+    The floor is the same probe stream on a direct loop without the DUT, so each figure
+    below it reads against it: a latency close to the floor is the generator's, not the
+    DUT's. Percentiles are blank where too few samples back them.
+    """
+    rows, classes = [], []
+    for fs in test.get("frame_sizes") or []:
+        points = [lp for lp in fs.get("latency_points") or [] if isinstance(lp, Mapping)]
+        floor = fs.get("generator_floor")
+        if not points and not isinstance(floor, Mapping):
+            continue
+        size = fs.get("frame_size_bytes", DASH)
+        if isinstance(floor, Mapping):
+            trial = floor.get("trial_index")
+            what = "generator floor (no DUT)" if floor.get("measured") else floor_text(floor)
+            rows.append([size, Raw(f"<em>{e(what)}</em>"), fmt_fps(0.0) if floor.get("measured") else DASH,
+                         *_floor_cells(floor), DASH if trial is None else f"#{trial}"])
+            classes.append("floor")
+        for lp in points:
+            summary = lp.get("summary") if isinstance(lp.get("summary"), Mapping) else {}
+            pct = summary.get("percentiles_ns") if isinstance(summary.get("percentiles_ns"), Mapping) else {}
+            rows.append([size, lp.get("label") or DASH, fmt_fps(lp.get("load_fps")),
+                         fmt_fixed(summary.get("min_ns")), fmt_fixed(summary.get("mean_ns")),
+                         fmt_fixed(pct.get("p50")), fmt_fixed(pct.get("p99")), fmt_fixed(summary.get("max_ns")),
+                         fmt_fixed(summary.get("samples")), f"#{lp.get('trial_index')}"])
+            classes.append("")
+    if not rows:
+        return ""
+    headers = [("Frame size", "B"), ("Latency trial", ""), ("Load", "offered", "fps"),
+               ("One-way latency", "min", "ns"), ("One-way latency", "mean", "ns"),
+               ("One-way latency", "p50", "ns"), ("One-way latency", "p99", "ns"),
+               ("One-way latency", "max", "ns"), ("One-way latency", "samples", "probes"),
+               ("Trial", "# in trials.jsonl")]
+    return ("<h3>Latency trials and the generator's own floor</h3>"
+            + table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1, row_classes=classes)
+            + '<p class="muted">The generator floor is the same probe stream sent over a direct loop between '
+              "the generator's own ports, without the DUT, at the same frame size: the latency the "
+              "generator itself adds to every figure below it. It is shown, never subtracted.</p>")
 
 
 def _search_table(files: RunFiles, test: Mapping[str, Any]) -> str:
@@ -810,6 +888,7 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
         parts.append(_search_table(files, test))
     else:
         parts.append(_fixed_table(test))
+    parts.append(_latency_table(test))
     parts.append(figure(report_plots.throughput_figure(test),
                         "Throughput versus frame size (results.json): aggregate Mpps with the nominal line rate "
                         "dashed, and the share of the nominal line rate in %."))

@@ -211,6 +211,12 @@ def latency_figure(test: Mapping[str, Any]) -> str | None:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="none",
                             marker="^v<>sp*h"[j % 8], color=color, markersize=5,
                             label=f"{_plain(name)}: {key.removesuffix('_ns')}")
+        floors = [(i, finite(fs["generator_floor"].get("p50_ns"))) for i, fs in enumerate(frames)
+                  if isinstance(fs.get("generator_floor"), Mapping) and fs["generator_floor"].get("measured")]
+        floors = [(i, v / 1e3) for i, v in floors if v is not None]
+        if floors:  # the generator's own latency without the DUT, beside the figures
+            ax.plot([i for i, _ in floors], [v for _, v in floors], linestyle="none", marker="_",
+                    markersize=28, markeredgewidth=2, color="#777777", label="generator floor p50 (no DUT)")
         _size_axis(ax, sizes)
         ax.set_ylabel("one-way latency (µs)")
         ax.set_ylim(bottom=0)

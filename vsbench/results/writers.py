@@ -51,7 +51,9 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: (frames/s received per core the switch consumed there), ``b2b_frames_avg``, ``b2b_implied_buffer_time_s``, ``b2b_corrected_buffer_time_s``
 #: (back2back, RFC 9004), ``burst_rate_fps`` (back2back and burst: the mean rate the valid
 #: bursts went out at), ``sweep_steps`` (load_sweep: steps measured; every step is in
-#: results.json).
+#: results.json), ``generator_floor_min_ns``, ``generator_floor_p50_ns``,
+#: ``generator_floor_p99_ns`` (the generator's own latency on a direct loop without the DUT
+#: at this frame size; empty when not measured).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -105,6 +107,9 @@ CSV_COLUMNS: tuple[str, ...] = (
     "b2b_corrected_buffer_time_s",
     "burst_rate_fps",
     "sweep_steps",
+    "generator_floor_min_ns",
+    "generator_floor_p50_ns",
+    "generator_floor_p99_ns",
 )
 
 
@@ -197,6 +202,10 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         "switch_cores": (point.efficiency or {}).get("switch_cores"),
         "fps_per_core": (point.efficiency or {}).get("fps_per_core"),
     })
+    floor = fs.generator_floor
+    if floor is not None and floor.measured:
+        values.update({"generator_floor_min_ns": floor.min_ns, "generator_floor_p50_ns": floor.p50_ns,
+                       "generator_floor_p99_ns": floor.p99_ns})
     b2b = fs.back2back
     if b2b is not None:
         values.update({"b2b_frames_avg": b2b.frames_avg, "b2b_implied_buffer_time_s": b2b.implied_buffer_time_s,

@@ -2,7 +2,8 @@
 
 A live line per frame size (trial n, role, offered load, loss) above which every finished
 trial is printed once, and at the end one table per testcase: frame size, throughput in
-fps and Mbps, % of line rate, loss, latency min/avg/max. Only presentation lives here; the
+fps and Mbps, % of line rate, loss, latency min/avg/max and, beside it, the generator's own
+latency floor (min/p50, measured without the DUT). Only presentation lives here; the
 numbers come from the result model.
 """
 
@@ -15,7 +16,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from vsbench.runner import display_efficiency
-from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialRecord
+from vsbench.results.model import FrameSizeResult, GeneratorFloor, RunResults, TestResult, TrialRecord
 
 
 def fmt_rate(fps: float | None) -> str:
@@ -54,6 +55,14 @@ def generator_limited_note(fs: FrameSizeResult) -> str:
     """The one line that says a frame size's figures are bounded by the generator."""
     return (f"generator-limited: max_load lowered to {fmt_num(fs.max_load_fps, 0)} fps"
             f" (asked up to {fmt_num(fs.search_max_load_fps, 0)} fps)")
+
+
+def floor_text(floor: GeneratorFloor) -> str:
+    """``generator floor (direct loop, no DUT): min 95 ns, p50 120 ns, p99 0.3 us`` or why not."""
+    if not floor.measured:
+        return f"generator latency floor not measured: {floor.reason}"
+    return (f"generator floor (direct loop, no DUT): min {fmt_ns(floor.min_ns)}, p50 {fmt_ns(floor.p50_ns)}, "
+            f"p99 {fmt_ns(floor.p99_ns)} ({floor.samples} probes, trial_index {floor.trial_index})")
 
 
 class RunDisplay:
@@ -102,10 +111,16 @@ class RunDisplay:
         self._trials_in_frame_size += 1
         r = record.result
         validity = "" if r.valid else f"  [red]invalid: {'; '.join(record.invalid_reasons)}[/]"
-        line = (
-            f"  trial {self._trials_in_frame_size:>3} {record.role:<10} offered {fmt_rate(r.intended_load_fps):>13}"
-            f"  rx {fmt_rate(r.rx_fps):>13}  loss {fmt_loss(r.loss_ratio if r.tx_frames else None):>10}{validity}"
-        )
+        if record.role == "floor":
+            lat = r.probes.latency_ns if r.probes is not None else ()
+            seen = (f"latency min {fmt_ns(float(min(lat)))}, {len(lat)} probes" if len(lat)
+                    else "no latency sample")
+            line = f"  trial {self._trials_in_frame_size:>3} {record.role:<10} generator alone (no DUT): {seen}{validity}"
+        else:
+            line = (
+                f"  trial {self._trials_in_frame_size:>3} {record.role:<10} offered {fmt_rate(r.intended_load_fps):>13}"
+                f"  rx {fmt_rate(r.rx_fps):>13}  loss {fmt_loss(r.loss_ratio if r.tx_frames else None):>10}{validity}"
+            )
         if self._progress is not None and self._task is not None:
             self._progress.console.print(line, highlight=False)
             self._progress.update(
@@ -139,6 +154,10 @@ class RunDisplay:
                                markup=False, highlight=False)
         if fs.generator_limited:
             self.note(f"  {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
+        if fs.generator_floor is not None:
+            self.console.print(f"  {fs.frame_size_bytes} B latency: {floor_text(fs.generator_floor)}",
+                               style="dim" if fs.generator_floor.measured else "yellow",
+                               markup=False, highlight=False)
 
     def close_progress(self) -> None:
         if self._progress is not None:
@@ -157,6 +176,9 @@ class RunDisplay:
             for fs in test.frame_sizes:
                 if fs.generator_limited:
                     self.note(f"note: {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
+                if fs.generator_floor is not None:
+                    self.note(f"note: {fs.frame_size_bytes} B latency: {floor_text(fs.generator_floor)}",
+                              style="default" if fs.generator_floor.measured else "yellow")
             for fs in test.frame_sizes:
                 if fs.back2back is not None:
                     self.console.print(f"{fs.frame_size_bytes} B {back2back_text(fs)}", highlight=False)
@@ -175,16 +197,20 @@ class RunDisplay:
             for p in fs.points[1:]:
                 if p.name not in others:
                     others.append(p.name)
+        # the generator's own floor beside the latency, when some frame size measured it
+        floors = any(fs.generator_floor is not None and fs.generator_floor.measured for fs in test.frame_sizes)
         table = Table(title=f"{test.label} ({test.traffic_type}, {test.vswitch}, {test.trafficgen}) {goal}".strip(),
                       title_justify="left")
         for header in ("Frame B", "Throughput fps", *(f"{name} fps" for name in others), "L1 Mbps", "L2 Mbps",
-                       "% line rate", "Loss", "Lat min", "Lat avg", "Lat max", "Trials", "Status"):
+                       "% line rate", "Loss", "Lat min", "Lat avg", "Lat max",
+                       *(("Gen floor min", "Gen floor p50") if floors else ()), "Trials", "Status"):
             table.add_column(header, justify="left" if header == "Status" else "right")
         for fs in test.frame_sizes:
             p = fs.primary
             lat = p.latency if p else None
             by_name = {q.name: q for q in fs.points}
             status = fs.status + (" generator-limited" if fs.generator_limited else "") + ("" if not fs.notes else " *")
+            floor = fs.generator_floor if fs.generator_floor is not None and fs.generator_floor.measured else None
             table.add_row(
                 str(fs.frame_size_bytes),
                 fmt_num(p.throughput_fps if p else None, 0),
@@ -196,6 +222,7 @@ class RunDisplay:
                 fmt_ns(lat.min_ns if lat else None),
                 fmt_ns(lat.avg_ns if lat else None),
                 fmt_ns(lat.max_ns if lat else None),
+                *((fmt_ns(floor.min_ns if floor else None), fmt_ns(floor.p50_ns if floor else None)) if floors else ()),
                 str(fs.trial_count),
                 status,
             )

@@ -7,9 +7,11 @@
   nominal line rate, lowered when the generator cannot deliver), then, when
   ``latency.enabled``, latency trials of ``latency.trial_duration_s`` (default 10 s) at
   ``latency.load_fractions`` of the reference goal's throughput (default 0/10/50/90% of
-  PDR; 0 = probes only) and at each ``latency.at_goals`` throughput (default NDR).
+  PDR; 0 = probes only) and at each ``latency.at_goals`` throughput (default NDR),
+  preceded by the generator's own latency floor (:func:`measure_generator_floor`).
 * ``continuous``: optional warm-up, then one trial at ``traffic.rate_fps`` (or
-  ``rate_percent`` of the nominal line rate) for ``trial_duration_s``.
+  ``rate_percent`` of the nominal line rate) for ``trial_duration_s``; with latency, the
+  generator's floor first.
 
 Every figure is computed by :mod:`vsbench.results.summary` from the trial records, the
 same functions :mod:`vsbench.results.recompute` applies to trials.jsonl afterwards.
@@ -24,14 +26,14 @@ from typing import Any, Callable, Mapping
 from vsbench.interfaces.plugin import PluginError
 from vsbench.interfaces.traffic import GeneratorCapabilities, TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.measurement.latency_report import latency_summary
+from vsbench.measurement.latency_report import floor_not_measured, generator_floor, latency_summary
 from vsbench.measurement.goal_report import goal_stats, run_search
 from vsbench.measurement.search import SearchConfig
 from vsbench.measurement.search.settings import search_config_from_section
 from vsbench.measurement import warmup as warmups
 from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
-from vsbench.results.model import FrameSizeResult, LatencyPoint, ReportedPoint, TrialRecord
+from vsbench.results.model import FrameSizeResult, GeneratorFloor, LatencyPoint, ReportedPoint, TrialRecord
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +226,36 @@ def latency_plan(job: FrameSizeJob, throughputs: dict[str, float | None]) -> lis
     return plan
 
 
+def measure_generator_floor(job: FrameSizeJob) -> GeneratorFloor:
+    """The generator's own latency without the DUT at this frame size (a ``floor`` trial).
+
+    Measured when ``latency.generator_floor`` is on (the default) and the generator can
+    (``capabilities().latency_floor``): the probe stream over a direct loop for
+    ``latency.generator_floor_duration_s`` (default: the latency trial duration, so the
+    floor is backed by as many samples as each figure it sits beside). Otherwise the floor
+    says why it was not measured (switched off; a generator without such a path). A floor
+    the generator tried and failed to measure is also a note of the frame size: unlike
+    the other two it is a surprise that qualifies the latency figures.
+    """
+    lat = job.latency_section
+    if not lat.get("generator_floor", True):
+        return floor_not_measured("switched off (latency.generator_floor: false)")
+    name = job.generator.name or "the generator"
+    if not job.capabilities.latency_floor:
+        return floor_not_measured(f"{name} cannot measure its latency without the DUT")
+    duration = float(lat.get("generator_floor_duration_s") or lat.get("trial_duration_s") or LATENCY_TRIAL_S)
+    try:
+        floor = generator_floor(job.trials.run_floor(duration))
+    except PluginError as exc:
+        log.warning("generator latency floor not measured: %s", exc)
+        floor = floor_not_measured(f"{name} failed to measure it: {exc}")
+    if not floor.measured:
+        note = f"generator latency floor not measured: {floor.reason}"
+        if note not in job.notes:
+            job.notes.append(note)
+    return floor
+
+
 def latency_follow_ups(job: FrameSizeJob, throughputs: dict[str, float | None]) -> list[LatencyPoint]:
     """Run the latency trials of :func:`latency_plan` (role ``final``, probes on)."""
     duration = float(job.latency_section.get("trial_duration_s") or LATENCY_TRIAL_S)
@@ -242,7 +274,7 @@ def latency_follow_ups(job: FrameSizeJob, throughputs: dict[str, float | None]) 
             label=label, reference=reference, fraction=fraction, load_fps=load, trial_index=rec.trial_index,
             latency=summary.latency_stats(r), summary=latency_summary(r),
             loss_ratio=r.loss_ratio if r.tx_frames > 0 else None,
-            generator_floor_ns=job.result.generator_floor_ns,
+            generator_floor=job.result.generator_floor,
         ))
     return points
 
@@ -268,6 +300,7 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
                         f"(asked up to {max_load:.0f} fps)")
     throughputs = {g.goal.name: g.lower_bound_fps for g, _ in chosen}
     if latency_wanted(job):
+        fs.generator_floor = measure_generator_floor(job)
         fs.latency_points = latency_follow_ups(job, throughputs)
     by_load = {}
     for lp in fs.latency_points:
@@ -329,12 +362,17 @@ def continuous(job: FrameSizeJob) -> FrameSizeResult:
     job.result.max_load_fps = rate
     job.on_start(rate)
     warm_up(job, rate)
-    record = job.trials.run(rate, job.trial_duration_s, role="continuous", latency=latency_wanted(job))
+    latency = latency_wanted(job)
+    if latency:
+        job.result.generator_floor = measure_generator_floor(job)
+    record = job.trials.run(rate, job.trial_duration_s, role="continuous", latency=latency)
     point = summary.continuous_point(
         frame_size_bytes=job.frame_size_bytes,
         nominal_line_rate_fps=job.nominal_line_rate_fps,
         trial=record,
     )
+    if point.latency_trial_index is not None:  # the full summary, as for a search goal's point
+        point.latency_summary = latency_summary(record.result)
     return _finish(job, start, [point], [])
 
 

@@ -226,6 +226,8 @@ def burst(job) -> FrameSizeResult:
     job.on_start(rate)
     tt.warm_up(job, rate or tt.max_load_fps(job))
     latency = tt.latency_wanted(job)
+    if latency:  # the generator's own floor beside the bursts' latency
+        fs.generator_floor = tt.measure_generator_floor(job)
     records = [job.trials.run_burst(frames, role="continuous", rate_fps=rate, latency=latency)
                for _ in range(count)]
     fs.bursts = [summary.burst_point(r) for r in records]
@@ -265,6 +267,8 @@ def load_sweep(job) -> FrameSizeResult:
     job.on_start(reference)
     tt.warm_up(job, reference)
     latency = tt.latency_wanted(job)
+    if latency:  # the generator's own floor beside every step's latency
+        fs.generator_floor = tt.measure_generator_floor(job)
     notes: list[str] = []
     invalid_run = 0
     steps = []

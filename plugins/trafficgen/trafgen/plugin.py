@@ -28,6 +28,9 @@ bottleneck the queue is empty and that is the sending time, measured by trafgen 
 by this process's polling, which a busy machine delays); when the shaper sets the pace the
 figure may fall a few milliseconds short (what drained while trafgen was exiting), and the
 shaper's pace is exact then.
+
+The latency floor (:meth:`Trafgen.measure_latency_floor`) is the probe stream alone over a
+veth pair of the plugin's own in the generator namespace, no DUT (:mod:`.floor`).
 """
 
 from __future__ import annotations
@@ -209,6 +212,7 @@ class Trafgen(TrafficGenerator):
             bidirectional=True,
             needs_testbed=True,
             native_search=False,
+            latency_floor=True,
         )
 
     def version(self) -> dict[str, str]:
@@ -697,6 +701,53 @@ class Trafgen(TrafficGenerator):
                                       f"{sender.stream.iface} 10 s after trafgen ended")
             if pending:
                 time.sleep(poll_s)
+
+    def measure_latency_floor(self, duration_s: float) -> TrialResult:
+        """The probe stream of the configured profile alone, over the floor loop (:mod:`.floor`)."""
+        from vsbench_plugins.trafficgen.trafgen import floor
+        from vsbench_plugins.trafficgen.trafgen.probes import ProbeStream
+
+        if self._profile is None or not self._directions or self._netns is None:
+            raise PluginError("trafgen: measure_latency_floor before configure")
+        if duration_s <= 0:
+            raise PluginError(f"trafgen: cannot measure the latency floor for {duration_s} s")
+        if not self._started:
+            self.start()
+        t0 = time.monotonic()
+        self._trial += 1
+        names = floor.ensure_loop(self._netns, self.context.run_id, self.context.resources)
+        d = self._directions[0]
+        stream = ProbeStream(
+            netns=self._netns,
+            tx_iface=names[0],
+            rx_iface=names[1],
+            frame=d.template.data,
+            ip_offset=d.template.ip_offset,
+            rate_fps=self._probe_rate(),
+            duration_s=duration_s,
+            drain_s=self._drain_s(),
+            out_prefix=self._work_dir / f"floor-{self._trial}",
+            log_path=Path(self.context.log_dir) / "trafgen-probe.log",
+            python=self.cfg.get("python"),
+        )
+        self._probe = stream
+        try:
+            stream.start()
+            stream.go()
+            outcome = stream.finish()
+        finally:
+            stream.stop()
+            self._probe = None
+        return TrialResult(
+            intended_load_fps=0.0,
+            intended_duration_s=float(duration_s),
+            frame_size_bytes=self._profile.frame_size_bytes,
+            tx_frames=0,
+            rx_frames=0,
+            effective_duration_s=time.monotonic() - t0,
+            probes=outcome.records,
+            generator_stats={"loop": floor.describe(self._netns, names), "probes": outcome.stats},
+        )
 
     def _start_probe(self, duration_s: float, drain_s: float):
         from vsbench_plugins.trafficgen.trafgen.probes import ProbeStream
