@@ -186,7 +186,6 @@ class TrialResult:
     #: a trial at a load for a duration.
     burst_frames: int | None = None
 
-
     @property
     def burst_rate_fps(self) -> float | None:
         """The rate frames really went out at (``tx_frames / tx_duration_s``), if known."""

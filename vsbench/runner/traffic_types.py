@@ -37,6 +37,7 @@ from vsbench.results.model import FrameSizeResult, GeneratorFloor, LatencyPoint,
 
 log = logging.getLogger(__name__)
 
+
 class TrafficTypeError(ValueError):
     """The traffic section cannot be run as asked; one line for the user."""
 
