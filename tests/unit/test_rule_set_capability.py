@@ -183,3 +183,28 @@ def test_cli_rule_complexity_on_linux_bridge_exits_2_with_one_line_and_leaves_no
     others = runstate.live_run_ids(runstate.DEFAULT_STATE_DIR) if runstate.DEFAULT_STATE_DIR.is_dir() else set()
     stray = [ns for ns in _netns() - before if naming.run_id_of(ns) not in others]
     assert stray == []
+
+
+# -- the reference meter (dut.meter_pps) is a declared capability too ---------------------
+
+@pytest.mark.parametrize("name, expected", [
+    ("ovs_dpdk", True), ("ovs_kernel", True), ("ovs_tc", True),
+    ("linux_bridge", False), ("external", False),
+])
+def test_built_in_switches_declare_whether_they_meter(name, expected):
+    assert plugins.load("vswitch", name).supports_meters is expected
+    assert Undeclared.supports_meters is False
+
+
+def test_meter_on_a_switch_without_meters_is_one_line_exit_2_and_nothing_built():
+    before = set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
+    proc = subprocess.run(
+        [sys.executable, "-m", "vsbench.cli.main", "--test", "phy2phy_meter", "--vswitch", "linux_bridge",
+         "--test-params", "meter_pps=20000"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "cannot put a meter" in lines[0] and "dut.meter_pps=20000" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    after = set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
+    assert after <= before

@@ -62,10 +62,15 @@ class VSwitch(Plugin):
     switch that does not declare it, before anything is created: a switch that forwarded
     without the rules would report plain forwarding under a rule-scaling name. A plugin
     that does not say is taken not to support rule sets.
+
+    ``supports_meters`` declares that the switch puts a ``dut.meter_pps`` packet-rate meter
+    on its forwarding path (the reference DUT of known capacity); a plan asking for one on
+    a switch that does not declare it is refused the same way.
     """
 
     kind: ClassVar[str] = "vswitch"
     supports_rule_sets: ClassVar[bool] = False
+    supports_meters: ClassVar[bool] = False
 
     @abc.abstractmethod
     def start(self) -> None:

@@ -100,6 +100,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     except rules.RuleSetError as exc:
         raise PreflightError(f"{where}{exc}") from None
     _check_rule_set_support(config, classes["vswitch"], where)
+    _check_meter_support(config, classes["vswitch"], where)
     try:
         traffic_types.check_generator(traffic, classes["trafficgen"])
     except traffic_types.TrafficTypeError as exc:
@@ -123,15 +124,36 @@ def _check_rule_set_support(config: Mapping[str, Any], switch: type[Plugin], whe
     )
 
 
+def _check_meter_support(config: Mapping[str, Any], switch: type[Plugin], where: str) -> None:
+    """``dut.meter_pps`` on a switch that does not declare ``supports_meters`` is refused:
+    it would forward at full rate and a calibration run would "measure" a capacity the
+    device never had."""
+    requested = (config.get("dut") or {}).get("meter_pps")
+    if requested is None or getattr(switch, "supports_meters", False) is True:
+        return
+    name = switch.name
+    able = _switches_declaring("supports_meters")
+    hint = f"use --vswitch {' or '.join(able)}" if able else "no installed vswitch plugin supports them"
+    raise PreflightError(
+        f"{where}vswitch {name} cannot put a meter on its forwarding path, but dut.meter_pps={requested} "
+        f"asks for one ({hint}, or leave dut.meter_pps unset)"
+    )
+
+
 def rule_set_switches() -> list[str]:
     """Names of the installed vswitch plugins that declare ``supports_rule_sets``."""
+    return _switches_declaring("supports_rule_sets")
+
+
+def _switches_declaring(capability: str) -> list[str]:
+    """Names of the installed vswitch plugins whose class sets ``capability`` to True."""
     out = []
     for name in plugins.available("vswitch"):
         try:
             cls = plugins.load("vswitch", name)
         except plugins.UnknownPluginError:
             continue  # a broken third-party plugin is its own error, not this one's
-        if getattr(cls, "supports_rule_sets", False) is True:
+        if getattr(cls, capability, False) is True:
             out.append(name)
     return out
 

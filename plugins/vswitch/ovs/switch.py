@@ -50,6 +50,7 @@ class OvsSwitchBase(VSwitch):
     settings_schema: ClassVar[dict] = {}
     #: every OvS flavour installs ``dut.rules`` rule sets (:meth:`install_rules`, one bundle)
     supports_rule_sets: ClassVar[bool] = True
+    supports_meters: ClassVar[bool] = True
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
