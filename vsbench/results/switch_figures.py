@@ -19,8 +19,10 @@ from typing import Any, Mapping
 
 DASH = "–"
 
-#: OvS-DPDK PMD counters shown, in lookup order (``datapath.pmd``), with their labels.
-PMD_COUNTERS = (("emc_hits", "EMC hits"), ("smc_hits", "SMC hits"), ("megaflow_hits", "megaflow hits"),
+#: OvS-DPDK PMD counters shown, in lookup order (``datapath.pmd``), with their labels. The
+#: simple-match cache (OvS >= 2.17) takes every frame of a bridge whose flows match on the
+#: in_port alone -- plain p2p forwarding -- before the EMC is looked at.
+PMD_COUNTERS = (("simple_match_hits", "simple-match hits"), ("emc_hits", "EMC hits"), ("smc_hits", "SMC hits"), ("megaflow_hits", "megaflow hits"),
                 ("upcalls", "upcalls"))
 #: Kernel datapath lookups (``ovs-dpctl show``): hit a datapath flow, missed (upcall), lost.
 KERNEL_COUNTERS = (("lookups_hit", "hit"), ("lookups_missed", "missed"), ("lookups_lost", "lost"))
@@ -69,7 +71,7 @@ def datapath_kind(point: Mapping[str, Any]) -> str | None:
 
 
 def pmd_counters(point: Mapping[str, Any]) -> dict[str, float] | None:
-    """EMC/SMC/megaflow hits and upcalls of the PMD threads over the trial, or None."""
+    """Simple-match/EMC/SMC/megaflow hits and upcalls of the PMD threads over the trial, or None."""
     pmd = _mapping(_mapping(point.get("datapath")).get("pmd"))
     if not pmd:
         return None
