@@ -20,6 +20,10 @@ COMMON_PROPERTIES: dict[str, Any] = {
                    "description": "schema the private database is created from"},
     "max_idle_ms": {"type": "integer", "minimum": 500, "default": 30000,
                     "description": "datapath flow idle timeout; raised so flow setup is not measured (RFC 8204)"},
+    "max_revalidator_ms": {"type": "integer", "minimum": 100, "default": 10000,
+                           "description": "how often the revalidators dump every datapath flow (OvS "
+                                          "default 500); raised because with 64K+ flows that dump "
+                                          "takes the CPU the generator needs on a small machine"},
     "meter_burst_ms": {"type": "number", "minimum": 1, "default": 10,
                        "description": "bucket of the dut.meter_pps meter, in ms of traffic at its rate; "
                                       "OvS refills meters in whole milliseconds and never refills a "

@@ -102,8 +102,15 @@ class OvsSwitchBase(VSwitch):
     # ------------------------------------------------------------------ hooks
 
     def other_config(self) -> dict[str, str]:
-        """Open_vSwitch other_config applied before vswitchd starts (user extras last)."""
-        return {"max-idle": str(self.cfg["max_idle_ms"])}
+        """Open_vSwitch other_config applied before vswitchd starts (user extras last).
+
+        ``max-revalidator``: every 500 ms by default the revalidator threads dump and check
+        every datapath flow. With 64K flows and more that dump is most of a core, taken from
+        the generator's CPU on a 2-core machine (measured, rule_complexity on ovs_dpdk at 64K
+        rules: trafgen 12-88% late on every trial above 56 kfps, NDR 55.6 kfps; with 10 s,
+        NDR 303.6 kfps). Flow stats and idle eviction are not what these tests measure."""
+        return {"max-idle": str(self.cfg["max_idle_ms"]),
+                "max-revalidator": str(self.cfg["max_revalidator_ms"])}
 
     def prepare_vswitchd(self) -> None:
         """Acquire what vswitchd needs before it starts; register undos on ``self.stack``."""
