@@ -116,11 +116,30 @@ def test_a_generator_short_now_and_then_keeps_loads_it_delivered():
     result = search(flaky, config(max_load_fps=200_000))
     [failed] = {t.intended_load_fps for t in result.trials if not t.valid}
     delivered = max(t.intended_load_fps for t in result.trials if t.valid and t.intended_load_fps < failed)
-    assert result.generator_limited
+    assert result.generator_limited and result.notes[0].startswith("generator could not deliver")
     # one grid step under the failing load, not 6% (and a margin) under it
     assert result.max_load_fps == pytest.approx(delivered) and delivered >= 0.99 * capacity
     ndr = result.goal("NDR")
     assert ndr.lower_bound_fps is not None and 0.99 * capacity <= ndr.lower_bound_fps <= capacity
+
+
+def test_a_lowered_max_load_above_every_goal_is_not_generator_limited():
+    """The generator fell short above the device's limit, but every goal was bracketed by
+    failing loads below the lowered max_load: the figures are the device's, not capped."""
+    capacity = 100_000
+    dut = SimulatedDut(capacity, seed=5)
+
+    def short_above_110k(load_fps, duration_s):
+        result = dut(load_fps, duration_s)
+        if load_fps > 1.1 * capacity:
+            return dataclasses.replace(result, valid=False, invalid_reason="late",
+                                       tx_frames=int(result.tx_frames * 0.9))
+        return result
+
+    result = search(short_above_110k, config(max_load_fps=400_000))
+    assert result.invalid_trials >= 2 and result.max_load_fps < 400_000
+    assert all(g.upper_bound_fps is not None for g in result.goals)
+    assert not result.generator_limited
 
 
 def test_time_budget_returns_bounds_so_far_as_irregular():

@@ -148,7 +148,7 @@ def binary_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         max_load_fps=m.max_load_fps,
         notes=list(m.notes),
         mode=config.mode,
-        generator_limited=m.generator_limited,
+        generator_limited=m.capped_by_generator([g.upper_bound_fps for g in goals]),
         budget_exhausted=budget_exhausted,
         invalid_trials=m.invalid_trials,
     )

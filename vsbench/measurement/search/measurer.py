@@ -21,7 +21,10 @@ from .api import SearchConfig, TrialFn
 #: (up to :data:`MAX_GENERATOR_MARGIN`): a generator whose rate wanders near its limit (a
 #: shared CPU) would otherwise be chased down 1% at a time, two wasted trials per step.
 GENERATOR_MARGIN = 0.01
-MAX_GENERATOR_MARGIN = 0.2
+#: Capped at 5%: a 20% cap took a generator that fell 10% short at every load above the
+#: device's limit from 120 kfps straight to 86 kfps, under a 100 kfps device it could
+#: have measured.
+MAX_GENERATOR_MARGIN = 0.05
 #: Stop lowering after this many reductions: the generator is not converging on a rate.
 #: Every lowering cuts at least GENERATOR_MARGIN and min_load and the time budget bound the
 #: walk too, so this only guards against a runaway; a small cap turned a generator that is
@@ -71,6 +74,13 @@ class Measurer:
     @property
     def generator_limited(self) -> bool:
         return self.lowerings > 0
+
+    def capped_by_generator(self, upper_bounds: list[float | None]) -> bool:
+        """True when max_load was lowered and some goal found no upper bound under it: that
+        goal's result is what the generator could send, not what the device could forward.
+        A goal bracketed by a real failing load below the lowered max_load is the device's,
+        however often the generator fell short on the way."""
+        return self.generator_limited and any(upper is None for upper in upper_bounds)
 
     def spent_s(self) -> float:
         return self.effective_seconds
