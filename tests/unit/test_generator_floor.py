@@ -3,7 +3,7 @@
 The runner cases go through the real run loop with the testkit distribution's generator
 (``model_gen``), which models its own floor as a vendor's generator would; nothing of the
 runner is mocked. The probe helper's stamp selection is exercised on the kernel's real
-behaviour in tests/integration/test_generator_floor.py.
+behaviour in tests/integration/test_generator_floor_on_testbed.py.
 """
 
 from __future__ import annotations
