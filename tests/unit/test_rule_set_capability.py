@@ -15,18 +15,14 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-import yaml
 from rich.console import Console
-from stevedore import ExtensionManager
 
 from vsbench.interfaces import PortSpec, SwitchPort, VSwitch
-from vsbench.runner import config as cfg
-from vsbench.runner import plugins, preflight, testcases
+from vsbench.runner import plugins, preflight
 from vsbench.runner.run import run_plans
 from vsbench.system import naming, runstate
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTKIT = ROOT / "tests" / "fixtures" / "runner_dist"
 
 
 class Undeclared(VSwitch):
@@ -94,30 +90,8 @@ def test_a_truthy_non_bool_declaration_is_not_a_declaration():
 # --------------------------------------------------------------- through the runner
 
 
-@pytest.fixture
-def testkit(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(TESTKIT))
-    monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})
-    monkeypatch.setenv(runstate.STATE_DIR_ENV, str(tmp_path / "state"))
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    return {"markers": markers, "results": tmp_path / "results", "state": tmp_path / "state"}
-
-
-def _run(tmp_path, testkit, switch, params):
-    layer = {
-        "collectors": [],
-        "trafficgen": {"name": "model_gen", "model_gen": {"capacity_fps": 1_000_000,
-                                                           "marker_dir": str(testkit["markers"])}},
-        "vswitch": {"name": switch, switch: {"marker_dir": str(testkit["markers"])}},
-        "traffic": {"warmup_s": 0},
-        "latency": {"enabled": False},
-    }
-    conf = tmp_path / "layer.yaml"
-    conf.write_text(yaml.safe_dump(layer))
-    base = cfg.load_layers(cfg.default_conf_dir(), [conf])
-    case = testcases.find("rule_complexity", testcases.default_testcase_dir())
-    plans = testcases.build_plans(case, base, cfg.parse_test_params(params), {})
+def _run(testkit, testkit_plans, switch, params):
+    plans = testkit_plans("rule_complexity", params, switch)
     out = StringIO()
     code = run_plans(plans, testkit["results"], Console(file=out, width=300))
     return code, out.getvalue()
@@ -126,8 +100,8 @@ def _run(tmp_path, testkit, switch, params):
 PARAMS = "dut.rules=[64,128];trial_duration=1;search.mode=binary;relative_width=0.2"
 
 
-def test_a_third_party_switch_without_the_capability_is_refused_before_it_starts(tmp_path, testkit):
-    code, out = _run(tmp_path, testkit, "marker_switch", PARAMS)
+def test_a_third_party_switch_without_the_capability_is_refused_before_it_starts(tmp_path, testkit, testkit_plans):
+    code, out = _run(testkit, testkit_plans, "marker_switch", PARAMS)
     assert code == 2
     assert out.strip().count("\n") == 0, out
     assert "vswitch marker_switch cannot install OpenFlow rule sets" in out
@@ -138,8 +112,8 @@ def test_a_third_party_switch_without_the_capability_is_refused_before_it_starts
     assert not testkit["state"].exists() or not any(testkit["state"].iterdir())
 
 
-def test_a_third_party_switch_declaring_the_capability_runs_every_rule_count(tmp_path, testkit):
-    code, out = _run(tmp_path, testkit, "rule_marker_switch", PARAMS)
+def test_a_third_party_switch_declaring_the_capability_runs_every_rule_count(tmp_path, testkit, testkit_plans):
+    code, out = _run(testkit, testkit_plans, "rule_marker_switch", PARAMS)
     assert code == 0, out
     [run_dir] = list(testkit["results"].iterdir())
     assert (run_dir / "results.json").is_file()

@@ -5,56 +5,22 @@ cleanup`` lets each plugin undo its part of a killed run first."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from io import StringIO
 from pathlib import Path
 
-import pytest
-import yaml
 from rich.console import Console
-from stevedore import ExtensionManager
 
 from vsbench.results import recompute
-from vsbench.runner import config as cfg
-from vsbench.runner import plugins, testcases
+from vsbench.runner import plugins
 from vsbench.runner.run import max_frame_bytes, run_plans
 from vsbench.system import cleanup, runstate
 from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
 from vsbench_plugins.vswitch.ovs_kernel import OvsKernel
 
-ROOT = Path(__file__).resolve().parents[2]
-TESTKIT = ROOT / "tests" / "fixtures" / "runner_dist"
 DEAD = "c0ffee"
-
-
-@pytest.fixture
-def testkit(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(TESTKIT))
-    monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})
-    monkeypatch.setenv(runstate.STATE_DIR_ENV, str(tmp_path / "state"))
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    return {"markers": markers, "results": tmp_path / "results"}
-
-
-def _plans(tmp_path, testkit, test, params, switch="rule_marker_switch"):
-    layer = {
-        "collectors": [],
-        "trafficgen": {"name": "model_gen", "model_gen": {"capacity_fps": 1_000_000,
-                                                           "marker_dir": str(testkit["markers"])}},
-        "vswitch": {"name": switch, switch: {"marker_dir": str(testkit["markers"])}},
-        "traffic": {"warmup_s": 0},
-        "latency": {"enabled": False},
-    }
-    conf = tmp_path / "layer.yaml"
-    conf.write_text(yaml.safe_dump(layer))
-    base = cfg.load_layers(cfg.default_conf_dir(), [conf])
-    case = testcases.find(test, testcases.default_testcase_dir())
-    return testcases.build_plans(case, base, cfg.parse_test_params(params), {})
 
 
 def _run(plans, testkit):
@@ -62,8 +28,8 @@ def _run(plans, testkit):
     return run_plans(plans, testkit["results"], Console(file=out, width=300)), out.getvalue()
 
 
-def test_a_rule_set_that_cannot_cover_the_flows_is_one_line_before_anything_exists(tmp_path, testkit):
-    plans = _plans(tmp_path, testkit, "phy2phy_tput", "frame_sizes=[64];dut.rules=10;flows=20")
+def test_a_rule_set_that_cannot_cover_the_flows_is_one_line_before_anything_exists(testkit, testkit_plans):
+    plans = testkit_plans("phy2phy_tput", "frame_sizes=[64];dut.rules=10;flows=20")
     code, out = _run(plans, testkit)
     assert code == 2
     assert out.strip().count("\n") == 0
@@ -72,17 +38,17 @@ def test_a_rule_set_that_cannot_cover_the_flows_is_one_line_before_anything_exis
     assert list(testkit["markers"].iterdir()) == []
 
 
-def test_rule_complexity_with_consistent_rules_passes_preflight(tmp_path, testkit):
-    plans = _plans(tmp_path, testkit, "rule_complexity",
+def test_rule_complexity_with_consistent_rules_passes_preflight(testkit, testkit_plans):
+    plans = testkit_plans("rule_complexity",
                    "dut.rules=[64];trial_duration=1;search.mode=binary;relative_width=0.2")
     code, out = _run(plans, testkit)
     assert code == 0, out
 
 
-def test_frame_sizes_above_the_switchs_largest_frame_are_skipped_with_a_note(tmp_path, testkit, monkeypatch):
+def test_frame_sizes_above_the_switchs_largest_frame_are_skipped_with_a_note(testkit, testkit_plans, monkeypatch):
     cls = plugins.load("vswitch", "rule_marker_switch")
     monkeypatch.setattr(cls, "max_frame_bytes", lambda self: 100, raising=False)
-    plans = _plans(tmp_path, testkit, "phy2phy_tput",
+    plans = testkit_plans("phy2phy_tput",
                    "frame_sizes=[64,128];trial_duration=1;search.mode=binary;relative_width=0.2")
     code, out = _run(plans, testkit)
     assert code == 0, out
