@@ -147,8 +147,9 @@ def _apply_quiet_sysctls(name: str) -> None:
         raise TestbedError(f"cannot disable IPv6 in {name}: {exc}") from exc
 
 
-def _sink_ingress(netns: str, iface: str) -> None:
-    """Drop every frame arriving at generator port ``iface`` after it was counted."""
+def sink_ingress(netns: str, iface: str) -> None:
+    """Drop every frame arriving at generator port ``iface`` after it was counted (the
+    kernel would otherwise answer or forward it); also used for loops a generator builds."""
     try:
         run(["tc", "qdisc", "add", "dev", iface, "clsact"], netns=netns, timeout_s=10)
         run(["tc", "filter", "add", "dev", iface, "ingress", "pref", "1", "bpf", "da",
@@ -299,7 +300,7 @@ def create_testbed(
         raise TestbedError(f"cannot build the testbed: {exc}") from exc
 
     for link in links:
-        _sink_ingress(tg_ns, link.tg_iface)
+        sink_ingress(tg_ns, link.tg_iface)
         if dut_rx_cpus is not None:
             steer_receive(dut_ns, link.dut_iface, dut_rx_cpus)
         if tg_rx_cpus is not None:
@@ -342,7 +343,7 @@ def create_loopback_testbed(
     except Exception as exc:
         raise TestbedError(f"cannot build the loopback testbed: {exc}") from exc
     for name in names:
-        _sink_ingress(tg_ns, name)
+        sink_ingress(tg_ns, name)
         if tg_rx_cpus is not None:
             steer_receive(tg_ns, name, tg_rx_cpus)
     _check_ipv6_disabled(tg_ns, names)

@@ -22,10 +22,9 @@ import hashlib
 
 from vsbench.interfaces.plugin import PluginError
 from vsbench.system import naming
-from vsbench.system.commands import CommandError, run
 from vsbench.system.netlink import NetlinkError, list_links
 from vsbench.system.resources import ResourceStack
-from vsbench.system.testbed import DROP_ALL_BYTECODE, add_internal_pair
+from vsbench.system.testbed import TestbedError, add_internal_pair, sink_ingress
 
 #: Interface-name role of the loop's two ends: ``vsb<run id>fl0`` sends, ``...fl1`` receives.
 LOOP_ROLE = "fl"
@@ -57,13 +56,10 @@ def ensure_loop(netns: str, run_id: str, resources: ResourceStack) -> tuple[str,
         add_internal_pair(netns, names, loop_macs(run_id), resources)
     except Exception as exc:  # TestbedError, NetlinkError
         raise PluginError(f"trafgen: cannot create the latency floor loop: {exc}") from None
-    receiver = names[1]
     try:
-        run(["tc", "qdisc", "add", "dev", receiver, "clsact"], netns=netns, timeout_s=10)
-        run(["tc", "filter", "add", "dev", receiver, "ingress", "pref", "1", "bpf", "da",
-             "bytecode", DROP_ALL_BYTECODE], netns=netns, timeout_s=10)
-    except CommandError as exc:
-        raise PluginError(f"trafgen: cannot install the ingress drop on {receiver}: {exc}") from None
+        sink_ingress(netns, names[1])
+    except TestbedError as exc:
+        raise PluginError(f"trafgen: {exc}") from None
     return names
 
 
