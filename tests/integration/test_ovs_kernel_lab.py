@@ -24,7 +24,12 @@ from vsbench.interfaces.traffic import FlowFields
 from vsbench.measurement import rules
 from vsbench.system import commands
 from vsbench.system.resources import ResourceStack
-from vsbench_plugins.vswitch.ovs_kernel import OvsKernel, datapath_efficiency, module_status
+from vsbench_plugins.vswitch.ovs_kernel import (
+    OvsKernel,
+    datapath_efficiency,
+    module_status,
+    parse_dpctl_show,
+)
 from vsbench_plugins.vswitch.ovs_tc import OvsTc
 
 pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab]
@@ -134,6 +139,12 @@ def _capture(name: str, text: str) -> None:
         (Path(target) / name).write_text(text)
 
 
+def _datapath_flows(switch: OvsKernel) -> int:
+    """Datapath flows installed in the kernel datapath now (``dpctl/show``'s ``flows:``)."""
+    shown = parse_dpctl_show(switch.ctl.appctl("dpctl/show"))
+    return sum(dp.get("flows", 0) for dp in shown.values())
+
+
 def _no_leftovers(run_id: str) -> None:
     netns = commands.run(["ip", "netns", "list"]).stdout
     assert run_id not in netns
@@ -152,23 +163,35 @@ def test_ovs_kernel_forwards_through_a_rule_set_and_drops_what_no_rule_matches(s
 
     forward = trafgen_conf(tmp_path / "fwd.cfg", flow_frames(fields, flows))
     reverse = trafgen_conf(tmp_path / "rev.cfg", flow_frames(fields, flows, reverse=True))
+    # Warm-up: one frame per flow, then wait until every datapath flow is installed. The
+    # lab's emulated CPU answers upcalls slowly; without this, how many of the measured
+    # frames miss depends on the host's load, not on the switch.
+    send(bed, 0, forward, flows)
+    send(bed, 1, reverse, flows)
+    commands.wait_for(lambda: _datapath_flows(switch) >= 2 * flows, 60, 0.5,
+                      "the datapath flows of every traffic flow")
+    rx_before = bed.rx_packets(0), bed.rx_packets(1)
+    assert rx_before == (flows, flows)
     before = switch.datapath_stats()
     send(bed, 0, forward, flows * 4)
     send(bed, 1, reverse, flows * 4)
     time.sleep(0.5)
-    assert bed.rx_packets(1) == flows * 4
-    assert bed.rx_packets(0) == flows * 4
+    assert bed.rx_packets(1) - rx_before[1] == flows * 4
+    assert bed.rx_packets(0) - rx_before[0] == flows * 4
 
     # Flow 32 has no rule: the rule set is the whole forwarding path.
     beyond = trafgen_conf(tmp_path / "beyond.cfg", flow_frames(fields, 1, first=flows))
     send(bed, 0, beyond, 10)
     time.sleep(0.5)
-    assert bed.rx_packets(1) == flows * 4
+    assert bed.rx_packets(1) - rx_before[1] == flows * 4
 
     dp = switch.stats()["datapath"]
     eff = datapath_efficiency(before, dp, forwarded_frames=2 * flows * 4)
     assert eff["lookups_hit"] + eff["lookups_missed"] == 2 * flows * 4 + 10, eff
-    assert eff["lookups_lost"] == 0 and eff["lookups_hit"] > eff["lookups_missed"]
+    # Warm flows hit their datapath flow (a revalidator round may evict one now and then);
+    # the frames no rule matches go to ovs-vswitchd at least once.
+    assert eff["lookups_lost"] == 0, eff
+    assert eff["lookups_hit"] >= 0.9 * 2 * flows * 4 and eff["lookups_missed"] >= 1, eff
     assert eff["softirq_s"] >= 0
     counters = dp["dpctl"]["system@ovs-system"]
     assert counters["lookups_hit"] + counters["lookups_missed"] >= 2 * flows * 4
