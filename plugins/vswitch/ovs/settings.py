@@ -24,7 +24,7 @@ COMMON_PROPERTIES: dict[str, Any] = {
                            "description": "how often the revalidators dump every datapath flow (OvS "
                                           "default 500); raised because with 64K+ flows that dump "
                                           "takes the CPU the generator needs on a small machine"},
-    "meter_burst_ms": {"type": "number", "minimum": 1, "default": 10,
+    "meter_burst_ms": {"type": "number", "minimum": 1, "default": 40,
                        "description": "bucket of the dut.meter_pps meter, in ms of traffic at its rate; "
                                       "OvS refills meters in whole milliseconds and never refills a "
                                       "bucket smaller than 1 ms of traffic (the meter would pass nothing)"},
