@@ -12,20 +12,11 @@ generator port's stamp the bridge path is end to end and clearly above the floor
 
 from __future__ import annotations
 
-import json
 import os
-from io import StringIO
-from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-from vsbench.measurement import recheck
-from vsbench.results import recompute, schema
-from vsbench.runner import config as cfg
-from vsbench.runner import plugins, testcases
-from vsbench.runner.run import run_plans
-from vsbench.system import cleanup, netlink
+from run_helpers import assert_reproducible_and_clean, build_plans, require, run
 
 pytestmark = pytest.mark.integration
 
@@ -39,46 +30,13 @@ PARAMS = ("frame_sizes=[64];warmup_s=1;search.max_load_fps=40000;search.relative
           "latency.at_goals=[NDR]")
 
 
-def _unavailable(kind: str, name: str) -> str | None:
-    try:
-        cls = plugins.load(kind, name)
-    except plugins.UnknownPluginError as exc:
-        return str(exc)
-    missing = cls.check_prerequisites({})
-    return f"{kind} {name}: missing {missing[0]}" if missing else None
-
-
-def _trafgen_processes_of(run_id: str) -> list[str]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if run_id in cmdline and ("trafgen" in cmdline) and str(os.getpid()) != pid:
-            found.append(f"{pid}: {cmdline}")
-    return found
-
-
 def test_floor_is_in_results_and_the_bridge_latency_is_end_to_end(tmp_path):
-    for kind, name in (("trafficgen", "trafgen"), ("vswitch", "linux_bridge")):
-        reason = _unavailable(kind, name)
-        if reason:
-            pytest.skip(reason)
-    base = cfg.load_layers(cfg.default_conf_dir(), [])
-    case = testcases.find("phy2phy_tput", testcases.default_testcase_dir())
-    plans = testcases.build_plans(case, base, cfg.parse_test_params(PARAMS),
-                                  {"vswitch": "linux_bridge", "trafficgen": "trafgen", "vnf": None})
-    out = StringIO()
-    code = run_plans(plans, tmp_path, Console(file=out, width=200))
-    [run_dir] = list(tmp_path.iterdir())
-    run_id = run_dir.name.rsplit("-", 1)[1]
-    assert code == 0, out.getvalue()
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"))
+    outcome = run(tmp_path, build_plans("phy2phy_tput", "linux_bridge", PARAMS))
+    run_id = outcome.run_id
+    assert outcome.code == 0, outcome.console
 
-    results = json.loads((run_dir / "results.json").read_text())
-    schema.validate(results, "results.schema.json")
+    results = outcome.results()
     [fs] = results["tests"][0]["frame_sizes"]
     floor = fs["generator_floor"]
     assert floor["measured"], floor
@@ -87,7 +45,7 @@ def test_floor_is_in_results_and_the_bridge_latency_is_end_to_end(tmp_path):
     assert floor["p99_ns"] is not None and floor["loop"].startswith(f"veth vsb{run_id}fl0 -> vsb{run_id}fl1")
     assert all(lp["generator_floor"] == floor for lp in fs["latency_points"]) and fs["latency_points"]
 
-    trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
+    trials = outcome.trials()
     floor_trial = trials[floor["trial_index"]]
     assert floor_trial["role"] == "floor" and floor_trial["intended_load_fps"] == 0
     # one TX stamp per probe on the direct loop ...
@@ -104,10 +62,5 @@ def test_floor_is_in_results_and_the_bridge_latency_is_end_to_end(tmp_path):
     # share; the bridge path's fastest probe is slower than the floor's typical one
     assert bridge["min_ns"] > floor["p50_ns"] or bridge["percentiles_ns"]["p50"] > 2 * floor["p50_ns"], (bridge, floor)
 
-    assert recompute.verify(run_dir) == [] and recheck.verify(run_dir) == []
-    assert "generator floor (direct loop, no DUT)" in out.getvalue()
-
-    # nothing left behind
-    assert not [n for n in os.listdir(netlink.NETNS_RUN_DIR) if run_id in n]
-    assert cleanup.plan(cleanup.snapshot(), live=set(), only={run_id}) == []
-    assert _trafgen_processes_of(run_id) == []
+    assert "generator floor (direct loop, no DUT)" in outcome.console
+    assert_reproducible_and_clean(outcome)

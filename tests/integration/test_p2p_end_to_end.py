@@ -9,17 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-from io import StringIO
-from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-from vsbench.results import recompute, schema
-from vsbench.runner import config as cfg
-from vsbench.runner import plugins, testcases
-from vsbench.runner.run import run_plans
-from vsbench.system import cleanup, runstate
+from run_helpers import assert_reproducible_and_clean, build_plans, require, run
 
 pytestmark = pytest.mark.integration
 
@@ -27,46 +20,14 @@ if os.geteuid() != 0:
     pytest.skip("needs root (network namespaces, hugepages)", allow_module_level=True)
 
 
-def _unavailable(kind: str, name: str) -> str | None:
-    try:
-        cls = plugins.load(kind, name)
-    except plugins.UnknownPluginError as exc:
-        return str(exc)
-    missing = cls.check_prerequisites({})
-    return f"{kind} {name}: missing {missing[0]}" if missing else None
-
-
-def _plans(test: str, vswitch: str, params: str):
-    base = cfg.load_layers(cfg.default_conf_dir(), [])
-    case = testcases.find(test, testcases.default_testcase_dir())
-    return testcases.build_plans(case, base, cfg.parse_test_params(params),
-                                 {"vswitch": vswitch, "trafficgen": "trafgen", "vnf": None})
-
-
-def _leftovers(run_id: str) -> list:
-    """What cleanup would find of this run: must be nothing after a run."""
-    return cleanup.plan(cleanup.snapshot(), live=set(), only={run_id})
-
-
-def _run(tmp_path, plans):
-    out = StringIO()
-    code = run_plans(plans, tmp_path, Console(file=out, width=200))
-    [run_dir] = list(tmp_path.iterdir())
-    return code, out.getvalue(), run_dir, run_dir.name.rsplit("-", 1)[1]
-
-
 @pytest.mark.parametrize("vswitch", ["ovs_dpdk", "linux_bridge"])
 def test_phy2phy_tput_64b(tmp_path, vswitch):
-    for kind, name in (("trafficgen", "trafgen"), ("vswitch", vswitch)):
-        reason = _unavailable(kind, name)
-        if reason:
-            pytest.skip(reason)
-    plans = _plans("phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=2;warmup_s=1;relative_width=0.05")
-    code, out, run_dir, run_id = _run(tmp_path, plans)
-    assert code == 0, out
+    require(("trafficgen", "trafgen"), ("vswitch", vswitch))
+    outcome = run(tmp_path, build_plans(
+        "phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=2;warmup_s=1;relative_width=0.05"))
+    assert outcome.code == 0, outcome.console
 
-    results = json.loads((run_dir / "results.json").read_text())
-    schema.validate(results, "results.schema.json")
+    results = outcome.results()
     [test] = results["tests"]
     assert test["vswitch"] == vswitch and test["trafficgen"] == "trafgen"
     [fs] = test["frame_sizes"]
@@ -80,27 +41,20 @@ def test_phy2phy_tput_64b(tmp_path, vswitch):
         lat = ndr["latency"]
         assert lat["samples"] > 0 and 0 < lat["min_ns"] <= lat["avg_ns"] <= lat["max_ns"]
 
-    for line in (run_dir / "trials.jsonl").read_text().splitlines():
-        schema.validate(json.loads(line), "trial.schema.json")
-    assert recompute.verify(run_dir) == []
-    sysinfo = json.loads((run_dir / "sysinfo.json").read_text())
+    assert outcome.trials()  # each line valid against trial.schema.json
+    sysinfo = json.loads((outcome.run_dir / "sysinfo.json").read_text())
     assert {p["name"] for p in sysinfo["plugins"]} == {vswitch, "trafgen"}
-    assert not runstate.is_live(run_id)
-    assert _leftovers(run_id) == []
+    assert_reproducible_and_clean(outcome)
 
 
 def test_phy2phy_cont_linux_bridge(tmp_path):
-    for kind, name in (("trafficgen", "trafgen"), ("vswitch", "linux_bridge")):
-        reason = _unavailable(kind, name)
-        if reason:
-            pytest.skip(reason)
-    plans = _plans("phy2phy_cont", "linux_bridge", "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000")
-    code, out, run_dir, run_id = _run(tmp_path, plans)
-    assert code == 0, out
-    [fs] = json.loads((run_dir / "results.json").read_text())["tests"][0]["frame_sizes"]
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"))
+    outcome = run(tmp_path, build_plans(
+        "phy2phy_cont", "linux_bridge", "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000"))
+    assert outcome.code == 0, outcome.console
+    [fs] = outcome.results()["tests"][0]["frame_sizes"]
     [point] = fs["points"]
     assert point["offered_load_fps"] == 20000
     assert point["valid"], fs
     assert 0 < point["rx_fps"] <= point["tx_fps"] * 1.0001
-    assert recompute.verify(run_dir) == []
-    assert _leftovers(run_id) == []
+    assert_reproducible_and_clean(outcome)

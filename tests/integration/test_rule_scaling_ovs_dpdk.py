@@ -11,23 +11,18 @@ and nothing is left behind.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-from vsbench.runner import config as cfg
-from vsbench.runner import plugins, testcases
-from vsbench.runner.run import run_plans
+from run_helpers import assert_nothing_left, build_plans, run
+from vsbench.runner import plugins
 from vsbench.system import cleanup, commands, runstate
 from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
 
@@ -55,37 +50,11 @@ def state(monkeypatch):
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _our_processes(run_id: str) -> list[str]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if f"vsb-{run_id}-" in cmdline or f"vsb{run_id}" in cmdline:
-                out.append(f"{entry.name}: {cmdline[:120]}")
-    return out
-
-
-def _assert_nothing_left(run_id: str) -> None:
-    netns = commands.run(["ip", "netns", "list"]).stdout
-    assert run_id not in netns, netns
-    assert _our_processes(run_id) == []
-
-
 def test_rule_complexity_results_carry_switch_efficiency_and_pmd_figures(tmp_path, state):
-    base = cfg.load_layers(cfg.default_conf_dir(), [])
-    case = testcases.find("rule_complexity", testcases.default_testcase_dir())
-    plans = testcases.build_plans(case, base, cfg.parse_test_params(PARAMS),
-                                  {"vswitch": "ovs_dpdk", "trafficgen": "trafgen", "vnf": None})
-    out = StringIO()
-    code = run_plans(plans, tmp_path, Console(file=out, width=200))
-    assert code == 0, out.getvalue()
-    [run_dir] = list(tmp_path.iterdir())
-    run_id = run_dir.name.rsplit("-", 1)[1]
-    results = json.loads((run_dir / "results.json").read_text())
-    trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
+    outcome = run(tmp_path, build_plans("rule_complexity", "ovs_dpdk", PARAMS))
+    assert outcome.code == 0, outcome.console
+    run_dir = outcome.run_dir
+    results, trials = outcome.results(), outcome.trials()
     for test, rules in zip(results["tests"], (64, 1000)):
         assert test["variant"] == {"dut.rules": rules}
         [fs] = test["frame_sizes"]
@@ -114,7 +83,7 @@ def test_rule_complexity_results_carry_switch_efficiency_and_pmd_figures(tmp_pat
     for log in ctl_logs:
         text = log.read_text()
         assert text.count("--bundle") >= 1 and "rules-" in text
-    _assert_nothing_left(run_id)
+    assert_nothing_left(outcome.run_id)
 
 
 def test_a_kill_9_run_is_stopped_by_the_ovs_cleaner(tmp_path, state):
@@ -153,5 +122,5 @@ def test_a_kill_9_run_is_stopped_by_the_ovs_cleaner(tmp_path, state):
     state_of = (lambda p: Path(f"/proc/{p}/stat").read_text().split(") ")[1][0]
                 if Path(f"/proc/{p}").exists() else None)
     assert state_of(vswitchd) in (None, "Z")
-    _assert_nothing_left(run_id)
+    assert_nothing_left(run_id)
     assert cleanup.cleanup(run_ids=[run_id], plugin_cleaners=plugins.dead_run_cleaners()).removed == []

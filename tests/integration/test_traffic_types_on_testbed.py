@@ -10,20 +10,11 @@ trials.jsonl, and leaves no namespace or process behind.
 from __future__ import annotations
 
 import csv
-import json
 import os
-import subprocess
-from io import StringIO
 
 import pytest
-from rich.console import Console
 
-from vsbench.measurement import recheck
-from vsbench.results import schema
-from vsbench.runner import config as cfg
-from vsbench.runner import plugins, testcases
-from vsbench.runner.run import run_plans
-from vsbench.system import cleanup, runstate
+from run_helpers import Outcome, assert_reproducible_and_clean, build_plans, require, run
 
 pytestmark = pytest.mark.integration
 
@@ -31,49 +22,20 @@ if os.geteuid() != 0:
     pytest.skip("needs root (network namespaces)", allow_module_level=True)
 
 
-def _need(kind, name):
-    try:
-        cls = plugins.load(kind, name)
-    except plugins.UnknownPluginError as exc:
-        pytest.skip(str(exc))
-    missing = cls.check_prerequisites({})
-    if missing:
-        pytest.skip(f"{kind} {name}: missing {missing[0]}")
-
-
-def _run(tmp_path, test, vswitch, params):
-    _need("trafficgen", "trafgen")
-    _need("vswitch", vswitch)
-    base = cfg.load_layers(cfg.default_conf_dir(), [])
-    case = testcases.find(test, testcases.default_testcase_dir())
-    plans = testcases.build_plans(case, base, cfg.parse_test_params(params),
-                                  {"vswitch": vswitch, "trafficgen": "trafgen", "vnf": None})
-    out = StringIO()
-    code = run_plans(plans, tmp_path, Console(file=out, width=200))
-    [run_dir] = list(tmp_path.iterdir())
-    run_id = run_dir.name.rsplit("-", 1)[1]
-    results = json.loads((run_dir / "results.json").read_text())
-    schema.validate(results, "results.schema.json")
-    for line in (run_dir / "trials.jsonl").read_text().splitlines():
-        schema.validate(json.loads(line), "trial.schema.json")
-    assert code == 0, out.getvalue()
+def _run(tmp_path, test, vswitch, params) -> tuple[Outcome, dict]:
+    """Run ``test`` on ``vswitch``; its schemas hold and its one frame size completed."""
+    require(("trafficgen", "trafgen"), ("vswitch", vswitch))
+    outcome = run(tmp_path, build_plans(test, vswitch, params))
+    results = outcome.results()
+    outcome.trials()
+    assert outcome.code == 0, outcome.console
     [fs] = results["tests"][0]["frame_sizes"]
     assert fs["status"] == "complete", fs
-    return out.getvalue(), run_dir, run_id, fs
-
-
-def _nothing_left(run_dir, run_id):
-    assert recheck.verify(run_dir) == []
-    assert not runstate.is_live(run_id)
-    assert cleanup.plan(cleanup.snapshot(), live=set(), only={run_id}) == []
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert run_id not in netns
-    procs = subprocess.run(["pgrep", "-af", "trafgen"], capture_output=True, text=True).stdout
-    assert run_id not in procs and f"-{run_id}" not in procs
+    return outcome, fs
 
 
 def test_back2back_on_ovs_dpdk_reports_frames_and_buffer_times(tmp_path):
-    out, run_dir, run_id, fs = _run(
+    outcome, fs = _run(
         tmp_path, "phy2phy_back2back", "ovs_dpdk",
         "b2b_repetitions=1;b2b_measure_throughput=false;b2b_throughput_fps=100000;"
         "b2b_max_frames=200000;b2b_resolution_frames=5000")
@@ -88,26 +50,26 @@ def test_back2back_on_ovs_dpdk_reports_frames_and_buffer_times(tmp_path):
         assert b["implied_buffer_time_s"] == pytest.approx(b["frames_avg"] / b["max_rate_fps"])
     else:
         assert b["implied_buffer_time_s"] is None
-    assert "back2back:" in out
-    row = next(csv.DictReader((run_dir / "results.csv").open()))
+    assert "back2back:" in outcome.console
+    row = next(csv.DictReader((outcome.run_dir / "results.csv").open()))
     assert float(row["b2b_frames_avg"]) == b["frames_avg"]
-    assert "Back-to-back frames" in (run_dir / "report.html").read_text()
-    _nothing_left(run_dir, run_id)
+    assert "Back-to-back frames" in (outcome.run_dir / "report.html").read_text()
+    assert_reproducible_and_clean(outcome)
 
 
 def test_burst_on_linux_bridge_reports_every_burst(tmp_path):
-    out, run_dir, run_id, fs = _run(tmp_path, "phy2phy_burst", "linux_bridge",
+    outcome, fs = _run(tmp_path, "phy2phy_burst", "linux_bridge",
                                     "frame_sizes=[64];burst_frames=20000;burst_count=2;latency.enabled=true")
     assert [x["burst_frames"] for x in fs["bursts"]] == [20000, 20000]
     assert all(x["tx_frames"] == 20000 and x["burst_rate_fps"] > 10_000 for x in fs["bursts"])
     [point] = fs["points"]
     assert point["name"] == "burst" and point["trial_index"] in {x["trial_index"] for x in fs["bursts"]}
     assert point["latency"] is not None and point["latency"]["samples"] > 0
-    _nothing_left(run_dir, run_id)
+    assert_reproducible_and_clean(outcome)
 
 
 def test_load_sweep_on_linux_bridge_steps_up_the_ladder(tmp_path):
-    out, run_dir, run_id, fs = _run(tmp_path, "phy2phy_load_sweep", "linux_bridge",
+    outcome, fs = _run(tmp_path, "phy2phy_load_sweep", "linux_bridge",
                                     "sweep_max_percent=0.3;trial_duration=0.5;search.max_load_fps=200000")
     assert [s["percent"] for s in fs["sweep"]] == [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1,
                                                    0.2, 0.3]
@@ -116,5 +78,5 @@ def test_load_sweep_on_linux_bridge_steps_up_the_ladder(tmp_path):
         assert s["offered_load_fps"] == pytest.approx(2000 * s["percent"])
         assert s["rx_fps"] > 0 and s["latency"]["samples"] > 0
     assert {p["name"] for p in fs["points"]} <= {"sweep_zero_loss", "sweep_max_rx"}
-    assert "Load sweep" in (run_dir / "report.html").read_text()
-    _nothing_left(run_dir, run_id)
+    assert "Load sweep" in (outcome.run_dir / "report.html").read_text()
+    assert_reproducible_and_clean(outcome)

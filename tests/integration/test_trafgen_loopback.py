@@ -8,11 +8,11 @@ reported as such, and nothing left behind.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from run_helpers import processes_mentioning
 from vsbench.deployment.ports import generator_ports_of
 from vsbench.interfaces.plugin import PluginContext
 from vsbench.interfaces.traffic import FlowFields, TrafficProfile
@@ -29,21 +29,6 @@ if which("trafgen") is None:
     pytest.skip("trafgen missing (apt-get install netsniff-ng)", allow_module_level=True)
 
 from vsbench_plugins.trafficgen.trafgen import Trafgen  # noqa: E402
-
-
-def _processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes that carry ``text`` (our run id is in every one)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if text in cmdline and str(os.getpid()) != pid:
-            found.append(f"{pid}: {cmdline}")
-    return found
 
 
 @pytest.fixture
@@ -63,8 +48,7 @@ def loopback(tmp_path):
         resources.close()
         claim.release()
     assert naming.netns_name(run_id, "tg") not in os.listdir(netlink.NETNS_RUN_DIR)
-    assert _processes_mentioning(f"vsb{run_id}") == []
-    assert _processes_mentioning(f"vsb-{run_id}") == []
+    assert processes_mentioning(f"vsb{run_id}", f"vsb-{run_id}") == []
 
 
 def test_unidirectional_trial_counts_exactly(loopback):

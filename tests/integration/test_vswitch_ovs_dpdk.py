@@ -17,7 +17,7 @@ from vsbench.system import cpu, hugepages, naming
 from vsbench.system.resources import ResourceStack
 from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
 
-from vswitch_helpers import FrameCounter, link_stats, send_frames, trafgen_blast, trafgen_config, veth_testbed
+from vswitch_helpers import FrameCounter, send_frames, trafgen_blast, trafgen_config, veth_testbed
 
 pytestmark = pytest.mark.integration
 

@@ -1,0 +1,116 @@
+"""What the end-to-end integration tests share: run a testcase as the CLI would, and prove
+the run left nothing behind.
+
+A run here is real (namespaces, veth pairs, a switch, trafgen); these helpers only spare each
+test module its own copy of "load the plugins or skip", "build the plans", "run them into
+tmp_path" and "no namespace, no process, nothing for cleanup".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from vsbench.measurement import recheck
+from vsbench.results import schema
+from vsbench.runner import config as cfg
+from vsbench.runner import plugins, testcases
+from vsbench.runner.run import run_plans
+from vsbench.system import cleanup, commands, runstate
+
+
+def unavailable(kind: str, name: str) -> str | None:
+    """Why plugin ``kind``/``name`` cannot run here (not installed, prerequisite missing), or
+    None when it can."""
+    try:
+        cls = plugins.load(kind, name)
+    except plugins.UnknownPluginError as exc:
+        return str(exc)
+    missing = cls.check_prerequisites({})
+    return f"{kind} {name}: missing {missing[0]}" if missing else None
+
+
+def require(*plugin_names: tuple[str, str]) -> None:
+    """Skip the calling test unless every ``(kind, name)`` plugin can run here."""
+    for kind, name in plugin_names:
+        reason = unavailable(kind, name)
+        if reason:
+            pytest.skip(reason)
+
+
+def build_plans(test: str, vswitch: str, params: str, trafficgen: str = "trafgen") -> list:
+    """The plans ``vsbench --test TEST --vswitch VSWITCH --test-params PARAMS`` would run."""
+    base = cfg.load_layers(cfg.default_conf_dir(), [])
+    case = testcases.find(test, testcases.default_testcase_dir())
+    return testcases.build_plans(case, base, cfg.parse_test_params(params),
+                                 {"vswitch": vswitch, "trafficgen": trafficgen, "vnf": None})
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run into an empty directory: exit code, console text and the run's files."""
+
+    code: int
+    console: str
+    run_dir: Path
+    run_id: str
+
+    def results(self) -> dict[str, Any]:
+        """results.json, validated against its schema."""
+        results = json.loads((self.run_dir / "results.json").read_text())
+        schema.validate(results, "results.schema.json")
+        return results
+
+    def trials(self) -> list[dict[str, Any]]:
+        """trials.jsonl, every line validated against its schema."""
+        trials = [json.loads(line) for line in (self.run_dir / "trials.jsonl").read_text().splitlines()]
+        for trial in trials:
+            schema.validate(trial, "trial.schema.json")
+        return trials
+
+
+def run(tmp_path: Path, plans: list) -> Outcome:
+    """Run ``plans`` with results under ``tmp_path`` (which must hold nothing else)."""
+    out = StringIO()
+    code = run_plans(plans, tmp_path, Console(file=out, width=200))
+    [run_dir] = list(tmp_path.iterdir())
+    return Outcome(code, out.getvalue(), run_dir, run_dir.name.rsplit("-", 1)[1])
+
+
+def processes_mentioning(*texts: str) -> list[str]:
+    """``pid: command line`` of live processes (this one aside) whose command line holds any
+    of ``texts``: a run's id is in the name of every namespace, interface and file it makes."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(text in cmdline for text in texts):
+            found.append(f"{pid}: {cmdline[:160]}")
+    return found
+
+
+def assert_nothing_left(run_id: str) -> None:
+    """No namespace and no process of run ``run_id``, and nothing ``vsbench cleanup`` would
+    remove for it."""
+    assert not runstate.is_live(run_id)
+    assert cleanup.plan(cleanup.snapshot(), live=set(), only={run_id}) == []
+    netns = commands.run(["ip", "netns", "list"]).stdout
+    assert run_id not in netns, netns
+    assert processes_mentioning(f"vsb{run_id}", f"vsb-{run_id}") == []
+
+
+def assert_reproducible_and_clean(outcome: Outcome) -> None:
+    """Every figure recomputes from the run's own files, and the run left nothing behind."""
+    assert recheck.verify(outcome.run_dir) == []
+    assert_nothing_left(outcome.run_id)
