@@ -258,8 +258,10 @@ def test_rule_complexity_through_vsbench_loses_nothing_to_the_rule_set(tmp_path,
     """The whole chain (testcase, runner, p2p, trafgen, the switch) with 64 rules per
     direction: trafgen's flows must each hit their own rule, so every frame sent arrives.
 
-    Under emulation the generator cannot hold its rate, so trials may be invalid; what is
-    checked is that no frame is lost to a missing or mismatched rule.
+    Under emulation the generator cannot hold its rate, so trials may be invalid, and a
+    host busy with other work may make the emulated kernel drop frames at the higher loads.
+    What is checked is that no frame is lost to a missing or mismatched rule: such a loss
+    would show at every load, so the warm-up and the lowest-load trial must lose nothing.
     """
     import json
     from io import StringIO
@@ -280,9 +282,10 @@ def test_rule_complexity_through_vsbench_loses_nothing_to_the_rule_set(tmp_path,
     assert code == 0, out.getvalue()
     [run_dir] = list(tmp_path.iterdir())
     trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
-    assert trials
-    for trial in trials:
-        assert trial["tx_frames"] > 0
+    assert trials and all(trial["tx_frames"] > 0 for trial in trials)
+    [warmup] = [t for t in trials if t["role"] == "warmup"]
+    lowest = min((t for t in trials if t["role"] == "search"), key=lambda t: t["intended_load_fps"])
+    for trial in (warmup, lowest):
         assert trial["rx_frames"] == trial["tx_frames"], trial
     [ctl_log] = list((run_dir / "logs").glob("*/ovs/ovs-ctl.log"))
     assert "--bundle add-flows" in ctl_log.read_text() and "rules-" in ctl_log.read_text()
