@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 

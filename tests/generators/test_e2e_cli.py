@@ -5,7 +5,6 @@ precision, and a generator that cannot be reached must be one line on stderr."""
 from __future__ import annotations
 
 import csv
-import json
 import socket
 import subprocess
 import sys
@@ -14,8 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator_fakes import FAKE_MOONGEN
-from vsbench.conformance.leaks import ResourceSnapshot, still_alive
+from vsbench.conformance.leaks import ResourceSnapshot
 
 RELATIVE_WIDTH = 0.005  # conf/10_traffic.yaml search.relative_width
 PARAMS = "frame_sizes=[64];trial_duration=0.5;warmup=0.2"

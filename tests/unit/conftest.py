@@ -21,8 +21,13 @@ TESTKIT = Path(__file__).resolve().parents[1] / "fixtures" / "runner_dist"
 
 @pytest.fixture
 def testkit(monkeypatch, tmp_path):
-    """The kit on sys.path with a fresh entry-point cache and a private run-state dir."""
+    """The kit on sys.path with a fresh entry-point cache and a private run-state dir.
+
+    stevedore caches each namespace's entry points per process whatever sys.path says later:
+    the kit must be seen during the test and forgotten after it, so the cache starts empty
+    (the process-wide one cleared too) and is replaced for the test's duration."""
     monkeypatch.syspath_prepend(str(TESTKIT))
+    ExtensionManager.ENTRY_POINT_CACHE.clear()
     monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})
     monkeypatch.setenv(runstate.STATE_DIR_ENV, str(tmp_path / "state"))
     markers = tmp_path / "markers"

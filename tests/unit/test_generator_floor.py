@@ -22,7 +22,7 @@ from vsbench.results.model import RunResults, TestResult, FrameSizeResult, Trial
 from vsbench.runner.display import RunDisplay
 from vsbench_plugins.trafficgen.trafgen_probe import TxStamps
 
-from test_runner import make_plans, only_run_dir, run, testkit, trials_of  # noqa: F401 - fixture
+from test_runner import make_plans, only_run_dir, run, trials_of
 
 
 # -- the probe helper keeps the generator port's TX stamp ------------------------------------

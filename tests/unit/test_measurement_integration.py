@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import yaml
 from rich.console import Console
-from stevedore import ExtensionManager
 
 from vsbench.cli.main import main as cli_main
 from vsbench.interfaces.traffic import TrialResult
@@ -26,7 +25,6 @@ from vsbench.results import schema, writers
 from vsbench.runner import config as cfg
 from vsbench.runner import testcases
 from vsbench.runner.run import run_plans
-from vsbench.system import runstate
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTKIT = ROOT / "tests" / "fixtures" / "runner_dist"
@@ -121,17 +119,6 @@ def test_meter_testcase_resolves_with_a_meter_rate():
 
 
 # -- whole runs through the runner -----------------------------------------------------------
-
-
-@pytest.fixture
-def testkit(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(TESTKIT))
-    ExtensionManager.ENTRY_POINT_CACHE.clear()
-    monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})
-    monkeypatch.setenv(runstate.STATE_DIR_ENV, str(tmp_path / "state"))
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    return {"markers": markers, "results": tmp_path / "results"}
 
 
 def _run(tmp_path, testkit, *, params="frame_sizes=[64]", gen=None, extra=None) -> tuple[int, str, Path]:

@@ -6,7 +6,6 @@ tests/integration/test_ovs_kernel_lab.py with VSBENCH_CAPTURE_DIR): OvS 3.1.0 on
 """
 
 import gzip
-import os
 from pathlib import Path
 
 import jsonschema

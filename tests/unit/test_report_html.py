@@ -3,14 +3,13 @@ harness: real entry points, real config resolution, a modelled generator and DUT
 
 import base64
 import json
-import logging
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from tests.unit.test_runner import make_plans, only_run_dir, run, testkit  # noqa: F401 - fixture
+from tests.unit.test_runner import make_plans, only_run_dir, run
 from vsbench.cli.main import main
 from vsbench.results import report_html
 

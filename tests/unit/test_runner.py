@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 import yaml
 from rich.console import Console
-from stevedore import ExtensionManager
 
 from vsbench.measurement import recheck
 from vsbench.results import recompute, schema
@@ -31,24 +30,6 @@ from vsbench.system import runstate
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTKIT = ROOT / "tests" / "fixtures" / "runner_dist"
-
-
-def _forget_entry_points():
-    # stevedore caches each namespace's entry points per process, whatever sys.path says
-    # later; a distribution added to sys.path by a test must be seen (and forgotten after).
-    ExtensionManager.ENTRY_POINT_CACHE.clear()
-
-
-@pytest.fixture
-def testkit(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(TESTKIT))
-    _forget_entry_points()
-    monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})
-    state = tmp_path / "state"
-    monkeypatch.setenv(runstate.STATE_DIR_ENV, str(state))
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    return {"state": state, "markers": markers, "results": tmp_path / "results"}
 
 
 def make_plans(tmp_path, testkit, *, test="phy2phy_tput", params="frame_sizes=[64,128];trial_duration=1",

@@ -62,7 +62,7 @@ def test_pmd_delta_after_a_clear_takes_the_later_sample():
 
 def _sample(t: float, pmd_s: float, softirq_ticks: int, last_cpu: int = 1) -> cpu.CpuSample:
     ticks = int(pmd_s * cpu.CLK_TCK)
-    task = cpu.parse_task_stat(f"7 (pmd-c01/id:8) R " + " ".join(["0"] * 10) + f" {ticks} 0"
+    task = cpu.parse_task_stat("7 (pmd-c01/id:8) R " + " ".join(["0"] * 10) + f" {ticks} 0"
                                + " 0" * 23 + f" {last_cpu}")
     stat = f"cpu 0 0 0 0 0 0 {softirq_ticks * 2} 0\ncpu0 0 0 0 0 0 0 {softirq_ticks} 0\ncpu1 0 0 0 0 0 0 {softirq_ticks} 0\n"
     return cpu.CpuSample(t, {(7, 7): task}, cpu.parse_proc_stat(stat))

@@ -1,8 +1,6 @@
 """Nothing measured is lost: a trial is on disk before the next one starts, even if the
 process is killed (DESIGN.md principle 4)."""
 
-import json
-import os
 import subprocess
 import sys
 import textwrap

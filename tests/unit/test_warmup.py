@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 from rich.console import Console
-from stevedore import ExtensionManager
 
 from vsbench.interfaces.traffic import DirectionCounters, TrialResult
 from vsbench.measurement import warmup
@@ -18,7 +17,6 @@ from vsbench.results import schema
 from vsbench.runner import config as cfg
 from vsbench.runner import testcases
 from vsbench.runner.run import run_plans
-from vsbench.system import runstate
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTKIT = ROOT / "tests" / "fixtures" / "runner_dist"
@@ -150,14 +148,6 @@ def test_coverage_without_direction_counters_shares_the_totals():
 # --------------------------------------------------------------- through the runner
 
 
-@pytest.fixture
-def testkit(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(TESTKIT))
-    monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})
-    monkeypatch.setenv(runstate.STATE_DIR_ENV, str(tmp_path / "state"))
-    return tmp_path
-
-
 def _run(tmp_path, params):
     layer = {
         "collectors": [],
@@ -182,8 +172,8 @@ def _run(tmp_path, params):
 COMMON = "frame_sizes=[64];trial_duration=1;search.mode=binary;relative_width=0.2;search.max_load_fps=1000000"
 
 
-def test_the_warm_up_trial_records_the_flows_it_covered(testkit):
-    trials, results = _run(testkit, COMMON + ";flows=200000;warmup_s=1")
+def test_the_warm_up_trial_records_the_flows_it_covered(tmp_path, testkit):
+    trials, results = _run(tmp_path, COMMON + ";flows=200000;warmup_s=1")
     [warm] = [t for t in trials if t["role"] == "warmup"]
     schema.validate(warm, "trial.schema.json")
     assert warm["intended_load_fps"] == pytest.approx(100_000)       # raised to the 10% bound
@@ -194,8 +184,8 @@ def test_the_warm_up_trial_records_the_flows_it_covered(testkit):
     assert all("warmup" not in t for t in trials if t["role"] != "warmup")
 
 
-def test_a_capped_warm_up_is_a_note_of_the_frame_size(testkit):
-    trials, results = _run(testkit, COMMON + ";flows=200000;warmup_s=1;warmup_max_s=2")
+def test_a_capped_warm_up_is_a_note_of_the_frame_size(tmp_path, testkit):
+    trials, results = _run(tmp_path, COMMON + ";flows=200000;warmup_s=1;warmup_max_s=2")
     [warm] = [t for t in trials if t["role"] == "warmup"]
     assert warm["warmup"]["capped"] is True
     assert warm["warmup"]["flows_covered"] == 100_000 and not warm["warmup"]["all_flows_covered"]

@@ -16,7 +16,7 @@ inside its functions, so the import here is not circular at load time).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from vsbench.results import report_plots_scaling, scaling, switch_figures
 from vsbench.results.report_data import RunFiles

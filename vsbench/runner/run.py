@@ -40,9 +40,8 @@ from rich.console import Console
 
 from vsbench import __version__
 from vsbench.deployment import DeploymentError
-from vsbench.deployment import get as get_deployment
 from vsbench.interfaces.collector import Collector
-from vsbench.interfaces.plugin import Plugin, PluginContext, PluginError
+from vsbench.interfaces.plugin import PluginContext, PluginError
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement import profiles
 from vsbench.measurement.trial_runner import TrialRunner, TrialSink
@@ -268,7 +267,6 @@ class Run:
 
     def run_plan(self, index: int, test: TestResult) -> None:
         plan, checked = self.plans[index], self.checked[index]
-        config = plan.config
         self.display.plan_started(index, len(self.plans), plan.label, test.description)
         test.status = "running"
         self.write_results()

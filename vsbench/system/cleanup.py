@@ -30,7 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Sequence
 
 from vsbench.system import commands, runstate
 from vsbench.system.naming import NAME_PREFIX, RUN_ID_RE, run_id_of

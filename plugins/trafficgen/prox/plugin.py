@@ -267,7 +267,7 @@ class Prox(TrafficGenerator):
             effective_duration_s=time.monotonic() - began,
             latency_histogram=histogram,
             valid=not clamped,
-            invalid_reason=(f"rate above PROX's 1000 % per core (100 Gb/s); add generator cores"
+            invalid_reason=("rate above PROX's 1000 % per core (100 Gb/s); add generator cores"
                             if clamped else None),
             generator_stats=stats,
         )
