@@ -53,6 +53,17 @@ ACTIVE_STATES = ("TX", "PAUSE", "PCAP_TX")
 _VERSION_RE = re.compile(r"server: '(\d+)\.(\d+)', client: '(\d+)\.(\d+)'")
 
 _EXPECTED = (TrexConnectionError, codec.RpcError, codec.ProtocolError, codec.FramingError)
+UNLIMITED_S = -1.0  # start_traffic ``duration``: no time limit (a burst ends by itself)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """What one start of traffic left behind, read after it finished and drained."""
+
+    before: dict[int, stats.PortCounters]
+    after: dict[int, stats.PortCounters]
+    pgid_stats: dict[str, Any]
+    tx_time_s: float  # wall clock from the start to the last 'finished' event
 
 
 @dataclass(frozen=True)
@@ -237,9 +248,7 @@ class Trex(TrafficGenerator):
                  profile.frame_size_bytes, profile.flows, profile.directions)
 
     def run_trial(self, load_fps: float, duration_s: float, *, latency: bool = False) -> TrialResult:
-        self._require_started()
-        if self._profile is None:
-            raise self._fail("run_trial called before configure")
+        self._require_configured("run_trial")
         if not load_fps > 0 or not duration_s > 0:
             raise self._fail(f"a trial needs a positive load and duration (got {load_fps} fps, {duration_s} s)")
         if latency and not self._latency_capable:
@@ -247,14 +256,106 @@ class Trex(TrafficGenerator):
         t0 = time.monotonic()
         per_dir_pps = load_fps / len(self._directions)
         latency_pps, forced, fit_notes = self._fit_rates(per_dir_pps, latency)
+        sent = self._exchange(per_dir_pps, latency_pps, forced, duration_s=duration_s,
+                              burst_pkts=None, doing=f"trial at {load_fps:.0f} fps")
+        result = self._result(load_fps, duration_s, per_dir_pps, latency_pps, sent,
+                              sent.tx_time_s, time.monotonic() - t0)
+        if fit_notes:
+            result.generator_stats["rate_notes"] = fit_notes
+        return result
+
+    #: Bursts are TRex ``single_burst`` streams: the server sends exactly the frames asked.
+    supports_bursts: ClassVar[bool] = True
+
+    def run_burst(self, frames: int, *, rate_fps: float | None = None, latency: bool = False) -> TrialResult:
+        """One burst of ``frames`` frames, split evenly over the directions, as one
+        ``single_burst`` stream per direction started with no time limit; the ports report
+        'finished' once their frames are out, then the drain wait and counters are those of
+        :meth:`run_trial`.
+
+        Unpaced (``rate_fps`` None) means the generator's ceiling, as
+        :meth:`capabilities` reports it: ``max_rate_fps`` when set, else the tx ports'
+        line rate. ``tx_duration_s`` is the frames over the rate TRex paced them at (its
+        data-plane cores send from their own clock; the link's rate if the start had to be
+        forced): the wall clock between start and the 'finished' event adds RPC and event
+        delays that would understate a short burst's rate a hundredfold. That wall time
+        is kept in ``generator_stats["burst"]["wall_tx_s"]``.
+
+        Latency during a burst is not supported: ``latency=True`` raises PluginError
+        (the probe stream is continuous and would not fit beside a line-rate burst).
+        """
+        self._require_configured("run_burst")
+        dirs = len(self._directions)
+        frames = int(frames)
+        if frames < dirs or frames % dirs:
+            raise self._fail(f"a burst of {frames} frames cannot be split evenly over {dirs} direction(s)")
+        if latency:
+            raise self._fail("latency during a burst is not supported by the trex plugin "
+                             "(run bursts without latency)")
+        if rate_fps is not None and not rate_fps > 0:
+            raise self._fail(f"cannot pace a burst at {rate_fps} fps")
+        load_fps = float(rate_fps) if rate_fps is not None else self._burst_ceiling_fps()
+        t0 = time.monotonic()
+        per_dir_pps = load_fps / dirs
+        _, forced, fit_notes = self._fit_rates(per_dir_pps, False)
+        sent = self._exchange(per_dir_pps, None, forced, duration_s=frames / load_fps,
+                              burst_pkts=frames // dirs, doing=f"burst of {frames} frames")
+        tx_time_s = (frames // dirs) / self._paced_pps(per_dir_pps)
+        result = self._result(load_fps, frames / load_fps, per_dir_pps, None, sent, tx_time_s,
+                              time.monotonic() - t0)
+        result.generator_stats["burst"] = {"frames": frames, "paced": rate_fps is not None,
+                                           "per_direction_pps": per_dir_pps,
+                                           "wall_tx_s": sent.tx_time_s}
+        if fit_notes:
+            result.generator_stats["rate_notes"] = fit_notes
+        intended = load_fps if rate_fps is not None else (
+            result.tx_frames / tx_time_s if result.tx_frames and tx_time_s > 0 else load_fps)
+        return replace(result, burst_frames=frames, intended_load_fps=intended,
+                       intended_duration_s=frames / intended)
+
+    # ------------------------------------------------------------------ sending
+
+    def _require_configured(self, what: str) -> None:
+        self._require_started()
+        if self._profile is None or not self._directions:
+            raise self._fail(f"{what} called before configure")
+
+    def _burst_ceiling_fps(self) -> float:
+        """The aggregate rate of an unpaced burst: the same ceiling the engine is told."""
+        ceiling = self.capabilities().max_rate_fps
+        if not ceiling:
+            raise self._fail("the TRex ports report no link speed, so an unpaced burst has no "
+                             "rate: set trafficgen.trex.max_rate_fps")
+        return float(ceiling)
+
+    def _paced_pps(self, per_dir_pps: float) -> float:
+        """The rate the slowest direction really sends at: the asked rate, or its link's
+        line rate when the start had to be forced past it."""
+        assert self._profile is not None
+        rates = [per_dir_pps]
+        for d in self._directions:
+            speed = self._port_speed_gbps.get(d.tx_port, 0.0) * 1e9
+            if speed > 0:
+                rates.append(line_rate_fps(speed, len(d.bulk_packet) + FCS_BYTES))
+        return min(rates)
+
+    def _exchange(self, per_dir_pps: float, latency_pps: float | None, forced: set[int], *,
+                  duration_s: float, burst_pkts: int | None, doing: str) -> Exchange:
+        """Load this trial's streams, start every sending port, wait until all finished,
+        wait for the drain, read counters. A timed trial (``burst_pkts`` None) runs for
+        ``duration_s``; a burst ends by itself after ``burst_pkts`` frames per direction,
+        expected after ``duration_s``."""
+        assert self._rpc is not None and self._events is not None
         tx_ports = sorted({d.tx_port for d in self._directions})
+        limit_s = UNLIMITED_S if burst_pkts is not None else float(duration_s)
+        latency = latency_pps is not None
         try:
-            self._load_streams(pps=per_dir_pps, latency_pps=latency_pps)
+            self._load_streams(pps=per_dir_pps, latency_pps=latency_pps, burst_pkts=burst_pkts)
             self._events.fetch()  # forget what happened before this trial
             before = self._port_counters()
             self._rpc.batch([("start_traffic", {
                 **self._owned(p), "mul": {"type": "raw", "op": "abs", "value": 1.0},
-                "duration": float(duration_s), "force": p in forced, "start_at_ts": 0.0,
+                "duration": limit_s, "force": p in forced, "start_at_ts": 0.0,
             }) for p in tx_ports])
             t_started = time.monotonic()
             t_finished = self._wait_finished(tx_ports, duration_s, t_started)
@@ -267,12 +368,8 @@ class Trex(TrafficGenerator):
             raise
         except _EXPECTED as exc:
             self._stop_traffic_quietly(tx_ports)
-            raise self._wrap(exc, f"trial at {load_fps:.0f} fps") from None
-        result = self._result(load_fps, duration_s, per_dir_pps, latency_pps, before, after,
-                              pgid_stats or {}, t_finished - t_started, time.monotonic() - t0)
-        if fit_notes:
-            result.generator_stats["rate_notes"] = fit_notes
-        return result
+            raise self._wrap(exc, doing) from None
+        return Exchange(before, after, pgid_stats or {}, t_finished - t_started)
 
     # ------------------------------------------------------------------ connect helpers
 
@@ -445,8 +542,10 @@ class Trex(TrafficGenerator):
                 ids.append(d.bulk_pg_id)
         return ids
 
-    def _load_streams(self, *, pps: float, latency_pps: float | None) -> None:
-        """Replace every stream on our ports with this trial's set, in one batch."""
+    def _load_streams(self, *, pps: float, latency_pps: float | None,
+                      burst_pkts: int | None = None) -> None:
+        """Replace every stream on our ports with this trial's set, in one batch; the
+        bulk streams are single bursts of ``burst_pkts`` frames when that is given."""
         assert self._rpc is not None
         calls: list[tuple[str, dict[str, Any]]] = [
             ("remove_all_streams", self._owned(p)) for p in self.cfg.ports]
@@ -456,7 +555,7 @@ class Trex(TrafficGenerator):
             calls.append(("add_stream", {**self._owned(d.tx_port), "stream_id": BULK_STREAM_ID,
                                          "stream": streams.stream_json(
                                              d.bulk_packet, pps=pps, vm=d.bulk_vm,
-                                             flow_stats=bulk_fs)}))
+                                             flow_stats=bulk_fs, total_pkts=burst_pkts)}))
             if latency_pps:
                 calls.append(("add_stream", {**self._owned(d.tx_port),
                                              "stream_id": LATENCY_STREAM_ID,
@@ -538,13 +637,12 @@ class Trex(TrafficGenerator):
     # ------------------------------------------------------------------ results
 
     def _result(self, load_fps: float, duration_s: float, per_dir_pps: float, latency_pps: float | None,
-                before: dict[int, stats.PortCounters], after: dict[int, stats.PortCounters],
-                pgid_stats: dict[str, Any], tx_time_s: float, wall_s: float) -> TrialResult:
+                sent: Exchange, tx_time_s: float, wall_s: float) -> TrialResult:
         assert self._profile is not None
         latency = latency_pps is not None
-        delta = {p: after[p] - before[p] for p in after}
-        flow = pgid_stats.get("flow_stats") or {}
-        lat_section = pgid_stats.get("latency") or {}
+        delta = {p: sent.after[p] - sent.before[p] for p in sent.after}
+        flow = sent.pgid_stats.get("flow_stats") or {}
+        lat_section = sent.pgid_stats.get("latency") or {}
         directions, records, lat_json = [], [], {}
         probes_sent = probes_received = 0
         shortfalls = []

@@ -200,9 +200,20 @@ def flow_vm(profile: TrafficProfile, template: Template, direction: int) -> dict
     return {"instructions": instructions, "split_by_var": ""}
 
 
+def stream_mode(pps: float, total_pkts: int | None = None) -> dict[str, Any]:
+    """The stream's ``mode``: continuous, or a single burst of ``total_pkts`` frames at
+    ``pps`` after which the stream stops by itself (STLTXSingleBurst's JSON)."""
+    rate = {"type": "pps", "value": float(pps)}
+    if total_pkts is None:
+        return {"type": "continuous", "rate": rate}
+    return {"type": "single_burst", "rate": rate, "total_pkts": int(total_pkts)}
+
+
 def stream_json(packet: bytes, *, pps: float, vm: dict[str, Any] | None = None,
-                flow_stats: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One continuous stream as ``add_stream`` expects it (trex_stl_streams.py fields)."""
+                flow_stats: dict[str, Any] | None = None,
+                total_pkts: int | None = None) -> dict[str, Any]:
+    """One stream as ``add_stream`` expects it (trex_stl_streams.py fields): continuous,
+    or a single burst when ``total_pkts`` is given."""
     return {
         "enabled": True,
         "self_start": True,
@@ -212,7 +223,7 @@ def stream_json(packet: bytes, *, pps: float, vm: dict[str, Any] | None = None,
         "action_count": 0,
         "next_stream_id": -1,
         "packet": {"binary": base64.b64encode(packet).decode(), "meta": ""},
-        "mode": {"type": "continuous", "rate": {"type": "pps", "value": float(pps)}},
+        "mode": stream_mode(pps, total_pkts),
         "vm": vm or {"instructions": [], "split_by_var": ""},
         "flow_stats": flow_stats or {"enabled": False},
     }

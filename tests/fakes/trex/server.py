@@ -5,8 +5,9 @@ JSON-RPC 2.0 over ZMQ REP (sync port) with zlib framing (magic header) answered 
 batches (JSON arrays), ``api_sync_v2`` version checks with TRex's own error texts,
 ``api_h`` on every method but api_sync/api_sync_v2/get_version/ping, port ownership
 (``acquire`` -> handler, required with ``port_id`` by port-mutating methods), streams with
-the field engine validated, timed ``start_traffic`` that ends with the "profile finished
-tx" event, and the STL API 5 event channel: ``{}`` triggers on ZMQ PUB and per-session
+the field engine validated, ``continuous`` and ``single_burst`` streams (``total_pkts``
+frames, then the stream stops), timed ``start_traffic`` and finished bursts that end
+with the "profile finished tx" event, and the STL API 5 event channel: ``{}`` triggers on ZMQ PUB and per-session
 queues pulled with ``get_async_events`` (``seq`` contiguous). Ports are cabled in pairs
 through :class:`~.dut.DutModel`.
 
@@ -152,6 +153,7 @@ class Stream:
     pg_id: int | None
     rule_type: str | None
     program: fe.Program
+    total_pkts: int | None = None  # a single_burst stream: frames it sends, then stops
 
 
 @dataclass
@@ -195,7 +197,7 @@ class FakeTrexServer:
             capacity_fps=args.capacity_fps, delay_s=args.dut_delay_ms / 1000.0,
             latency_us=args.latency_us, latency_spread_us=args.latency_spread_us,
             overload_latency_us=args.overload_latency_us, ooo_ratio=args.ooo_ratio,
-            dup_ratio=args.dup_ratio)
+            dup_ratio=args.dup_ratio, buffer_frames=args.buffer_frames)
         self.ledger = Ledger(self.dut)
         self.ports = [Port(i, args.speed_gbps, attr=self._default_attr(args.speed_gbps))
                       for i in range(args.ports)]
@@ -210,6 +212,7 @@ class FakeTrexServer:
         self.tickets: dict[int, dict] = {}
         self.next_ticket = 1
         self.events_queued = 0
+        self.batch_at: float | None = None  # the instant of the batch being handled
         self.methods: dict[str, tuple[Callable[[dict], Any], bool, bool]] = {}
         self._register()
 
@@ -246,7 +249,13 @@ class FakeTrexServer:
         except (UnicodeDecodeError, ValueError):
             return {"jsonrpc": "2.0", "id": None, "error": {"code": E_PARSE, "message": "Bad JSON Format"}}
         if isinstance(request, list):
-            replies = [self.handle_one(r) for r in request]
+            # One batch is one instant: ports started together start together (the real
+            # server's stagger is microseconds; the fake's Python would make it ~0.1 ms).
+            self.batch_at = time.monotonic()
+            try:
+                replies = [self.handle_one(r) for r in request]
+            finally:
+                self.batch_at = None
             return [r for r in replies if r is not None]
         return self.handle_one(request)
 
@@ -357,7 +366,7 @@ class FakeTrexServer:
         return self.sessions.setdefault(session_id, [])
 
     def now(self) -> float:
-        return time.monotonic()
+        return time.monotonic() if self.batch_at is None else self.batch_at
 
     # ------------------------------------------------------------------ time
 
@@ -366,10 +375,12 @@ class FakeTrexServer:
         return min(ends) if ends else None
 
     def fire_timers(self) -> None:
+        """End every port whose traffic ran out, earliest first (the DUT's buffer level
+        at each end depends on the ends before it)."""
         now = self.now()
-        for port in self.ports:
-            if port.state == "TX" and port.ends_at is not None and port.ends_at <= now:
-                self._finish(port, port.ends_at, finished=True)
+        due = [p for p in self.ports if p.state == "TX" and p.ends_at is not None and p.ends_at <= now]
+        for port in sorted(due, key=lambda p: p.ends_at):
+            self._finish(port, port.ends_at, finished=True)
 
     def _finish(self, port: Port, at: float, *, finished: bool) -> None:
         self.ledger.close(port.runs, at)
@@ -656,8 +667,11 @@ class FakeTrexServer:
         mtype = need(mode, "type", "string")
         if mtype not in ("continuous", "single_burst", "multi_burst"):
             raise ParamError(f"bad stream type provided: '{mtype}'")
-        if mtype != "continuous":
+        if mtype == "multi_burst":
             raise ExecError(f"stream type '{mtype}' is not modelled by the fake TRex")
+        total_pkts = need(mode, "total_pkts", "uint32") if mtype == "single_burst" else None
+        if total_pkts == 0:
+            raise ParamError("field 'total_pkts' must be at least 1")
         rate = need(mode, "rate", "object")
         value = need(rate, "value", "udouble")
         rtype = choice(rate, "type", ("pps", "bps_L1", "bps_L2", "percentage"))
@@ -703,7 +717,8 @@ class FakeTrexServer:
                                          if rule == "latency" else None)
             self.pgids[pg_id].refs += 1
         pps = self._base_pps(rtype, value, len(packet), port)
-        port.streams[stream_id] = Stream(stream_id, section, packet, pps, enabled, pg_id, rule, program)
+        port.streams[stream_id] = Stream(stream_id, section, packet, pps, enabled, pg_id, rule, program,
+                                         total_pkts)
         port.state = "STREAMS"
         return {}
 
@@ -786,7 +801,9 @@ class FakeTrexServer:
     def _launch(self, port: Port, factor: float, t0: float, length: float | None) -> None:
         """Open runs for every enabled stream at ``factor``; the link carries at most its
         line rate (reachable with ``force``) and the generator's cores at most
-        ``--max-tx-pps``, both shared in proportion by the streams."""
+        ``--max-tx-pps``, both shared in proportion by the streams. A burst stream runs
+        until its ``total_pkts`` are out (or ``length``, whichever is first); the port's
+        traffic ends when its last stream does."""
         streams = [s for s in port.streams.values() if s.enabled]
         rates = [s.pps * factor for s in streams]
         wire_bps = sum(r * (len(s.packet) + L1_EXTRA) * 8 for r, s in zip(rates, streams))
@@ -798,13 +815,16 @@ class FakeTrexServer:
         runs = []
         for rate, s in zip(rates, streams):
             run = StreamRun(port=port.index, stream_id=s.stream_id, rx_port=self.dut.peer(port.index),
-                            pps=rate * scale, pkt_len=len(s.packet), t0=t0, length=length, pg_id=s.pg_id,
+                            pps=rate * scale, pkt_len=len(s.packet), t0=t0,
+                            length=_stream_length(s, rate * scale, length), pg_id=s.pg_id,
                             latency=s.rule_type == "latency")
             runs.append(run)
             if s.pg_id is not None:
                 self.pgids[s.pg_id].runs.append(run)
         port.runs = runs
         self.ledger.add(runs)
+        ends = [r.t1 for r in runs]
+        port.ends_at = None if None in ends or not ends else max(ends)
 
     def rpc_start_traffic(self, params: dict) -> dict:
         port = self._port(params)
@@ -838,7 +858,6 @@ class FakeTrexServer:
         length = float(duration) if duration > 0 else None
         self._launch(port, factor, now, length)
         port.multiplier, port.state = factor, "TX"
-        port.ends_at = None if length is None else now + length
         self.queue_event(EV_PORT_STARTED, {"port_id": port.index})
         self.queue_event(EV_PROFILE_STARTED, {"port_id": port.index, "profile_id": "_"})
         return {"multiplier": factor, "ts": time.time()}
@@ -853,6 +872,7 @@ class FakeTrexServer:
     def rpc_pause_traffic(self, params: dict) -> dict:
         port = self._port(params)
         self._verify_state(port, ("TX",), "pause_traffic")
+        self._refuse_bursts(port, "pause_traffic")
         now = self.now()
         self.ledger.close(port.runs, now)
         port.attr["_remaining"] = None if port.ends_at is None else port.ends_at - now
@@ -865,13 +885,13 @@ class FakeTrexServer:
         now = self.now()
         remaining = port.attr.pop("_remaining", None)
         self._launch(port, port.multiplier, now, remaining)
-        port.ends_at = None if remaining is None else now + remaining
         port.state = "TX"
         return {}
 
     def rpc_update_traffic(self, params: dict) -> dict:
         port = self._port(params)
         self._verify_state(port, ("TX", "PAUSE"), "update_traffic")
+        self._refuse_bursts(port, "update_traffic")
         need(params, "force", "bool")
         mul = need(params, "mul", "object")
         op = choice(mul, "op", ("abs", "add", "sub"))
@@ -885,6 +905,12 @@ class FakeTrexServer:
             self._launch(port, factor, now, None if port.ends_at is None else port.ends_at - now)
         port.multiplier = factor
         return {"multiplier": factor}
+
+    def _refuse_bursts(self, port: Port, cmd: str) -> None:
+        """Pausing or re-rating a burst would need the frames already sent carried over;
+        the fake does not model that (vsbench never asks), so it says so."""
+        if any(s.total_pkts is not None for s in port.streams.values() if s.enabled):
+            raise ExecError(f"command '{cmd}' on single_burst streams is not modelled by the fake TRex")
 
     # ------------------------------------------------------------------ loop
 
@@ -914,6 +940,15 @@ class FakeTrexServer:
                 next_global = time.monotonic() + 0.5
 
 
+def _stream_length(stream: Stream, pps: float, limit: float | None) -> float | None:
+    """Seconds a stream sends for at ``pps``: a burst until its frames are out, cut short
+    by the start's ``duration`` (``limit``); a continuous stream for ``limit``."""
+    if stream.total_pkts is None or pps <= 0:
+        return limit
+    burst = stream.total_pkts / pps
+    return burst if limit is None else min(burst, limit)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m tests.fakes.trex", description=__doc__.splitlines()[0])
     ap.add_argument("--host", default="127.0.0.1")
@@ -934,6 +969,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--overload-latency-us", type=float, default=400.0)
     ap.add_argument("--ooo-ratio", type=float, default=0.0)
     ap.add_argument("--dup-ratio", type=float, default=0.0)
+    ap.add_argument("--buffer-frames", type=float, default=0.0,
+                    help="DUT buffer: excess over capacity queued before it is dropped")
     ap.add_argument("--hang-on", action="append", default=[], metavar="METHOD",
                     help="never answer this method (simulates a stuck server)")
     ap.add_argument("--busy-on", action="append", default=[], metavar="METHOD",
