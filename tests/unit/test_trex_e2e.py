@@ -87,3 +87,25 @@ def test_a_typo_in_the_trex_section_is_a_config_error(tmp_path):
     assert proc.returncode != 0
     out = proc.stderr + proc.stdout
     assert "Traceback" not in out and "sync_prot" in out
+
+
+def test_phy2phy_back2back_finds_the_modelled_buffer(tmp_path):
+    """A DUT of capacity C with a buffer of B frames, bursts at the 1 Gb/s line rate R:
+    the back-to-back length is B / (1 - C / R), and the corrected buffer time is B / R."""
+    buffer_frames, line_fps = 1_000, 1e9 / (84 * 8)
+    with FakeTrex(tmp_path / "fake", capacity_fps=CAPACITY_FPS, speed_gbps=1, dut_delay_ms=1,
+                  buffer_frames=buffer_frames) as fake:
+        conf = conf_for(fake, tmp_path / "trex.yaml")
+        conf.write_text(yaml.safe_dump({**yaml.safe_load(conf.read_text()), "testbed": {"link_gbps": 1}}))
+        results = tmp_path / "results"
+        proc = vsbench("--test", "phy2phy_back2back", "--trafficgen", "trex", "--vswitch", "external",
+                       "--conf-file", str(conf), "--results-dir", str(results), "--test-params",
+                       f"b2b_throughput_fps={CAPACITY_FPS};b2b_max_frames=20000;b2b_min_frames=1;"
+                       "b2b_resolution_frames=1;b2b_repetitions=2;warmup=0", timeout_s=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads((next(results.iterdir()) / "results.json").read_text())
+    (fs,) = doc["tests"][0]["frame_sizes"]
+    b2b = fs["back2back"]
+    assert b2b["frames_avg"] == pytest.approx(buffer_frames / (1 - CAPACITY_FPS / line_fps), abs=2)
+    assert b2b["bursts_at_line_rate"] is True and b2b["bounded"] is True
+    assert b2b["corrected_buffer_time_s"] == pytest.approx(buffer_frames / line_fps, rel=0.002)
