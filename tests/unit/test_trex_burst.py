@@ -6,8 +6,11 @@ of B frames: a burst of L frames at O > C loses nothing iff L <= B / (1 - C / O)
 back-to-back search over the plugin's bursts must find that length.
 """
 
+import time
+
 import pytest
 
+from tests.unit.test_trex_fake_server import Raw, _stream
 from tests.unit.test_trex_plugin import PORTS, make_gen, start_fake  # noqa: F401 - fixtures
 from vsbench.interfaces.plugin import PluginError
 from vsbench.interfaces.traffic import TrafficProfile, line_rate_fps
@@ -34,6 +37,45 @@ def burst_gen(start_fake, make_gen):  # noqa: F811 - pytest fixtures by name
         return gen
 
     return make
+
+
+def burst_stream(pps: float, **mode_fields) -> dict:
+    stream = _stream(pps)
+    stream["mode"] = {"type": "single_burst", "rate": {"type": "pps", "value": pps}, **mode_fields}
+    return stream
+
+
+def test_fake_single_burst_over_raw_rpc_sends_exactly_total_pkts_then_finishes(start_fake):  # noqa: F811
+    fake = start_fake(capacity_fps=CAPACITY_FPS)
+    raw = Raw(fake.sync_port).sync()
+    h = raw.call("acquire", port_id=0, user="t", session_id=77, force=True)["result"]
+    try:
+        err = raw.call("add_stream", port_id=0, handler=h, stream_id=1, stream=burst_stream(1e5))["error"]
+        assert err["code"] == -32602 and "total_pkts" in err["specific_err"]
+        multi = burst_stream(1e5, pkts_per_burst=10, ibg=0.0, count=2)
+        multi["mode"]["type"] = "multi_burst"
+        err = raw.call("add_stream", port_id=0, handler=h, stream_id=1, stream=multi)["error"]
+        assert "not modelled" in err["specific_err"]
+        raw.call("get_async_events", session_id=77)
+        assert "result" in raw.call("add_stream", port_id=0, handler=h, stream_id=1,
+                                    stream=burst_stream(100_000, total_pkts=12_345))
+        raw.call("start_traffic", port_id=0, handler=h, profile_id="_", duration=-1.0, force=False,
+                 mul={"type": "raw", "op": "abs", "value": 1.0})
+        err = raw.call("pause_traffic", port_id=0, handler=h)["error"]
+        assert "not modelled" in err["specific_err"]
+        deadline, events = time.monotonic() + 3, []
+        while not any(e["type"] == 14 for e in events) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            events += raw.call("get_async_events", session_id=77)["result"]["data"]
+        assert [e["type"] for e in events if e["type"] in (4, 14)] == [14, 4]  # finished tx, job done
+        assert raw.call("get_port_status", port_id=0)["result"]["state"] == "STREAMS"
+        time.sleep(0.01)  # the DUT's 2 ms delay
+        assert raw.call("get_port_stats", port_id=0)["result"]["opackets"] == 12_345
+        assert raw.call("get_port_stats", port_id=1)["result"]["ipackets"] == 12_345
+    finally:
+        raw.call("remove_all_streams", port_id=0, handler=h)
+        raw.call("release", port_id=0, handler=h)
+        raw.close()
 
 
 def test_trex_declares_bursts(burst_gen):

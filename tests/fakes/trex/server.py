@@ -6,9 +6,9 @@ batches (JSON arrays), ``api_sync_v2`` version checks with TRex's own error text
 ``api_h`` on every method but api_sync/api_sync_v2/get_version/ping, port ownership
 (``acquire`` -> handler, required with ``port_id`` by port-mutating methods), streams with
 the field engine validated, ``continuous`` and ``single_burst`` streams (``total_pkts``
-frames, then the stream stops), timed ``start_traffic`` and finished bursts that end
-with the "profile finished tx" event, and the STL API 5 event channel: ``{}`` triggers on ZMQ PUB and per-session
-queues pulled with ``get_async_events`` (``seq`` contiguous). Ports are cabled in pairs
+frames, then the stream stops), timed ``start_traffic`` and bursts that end with the
+"profile finished tx" event, and the STL API 5 event channel: ``{}`` triggers on ZMQ PUB
+and per-session queues pulled with ``get_async_events`` (``seq`` contiguous). Ports are cabled in pairs
 through :class:`~.dut.DutModel`.
 
 Simulations for tests: another API major (``--api-major 4``), ASTF mode, a generator that
