@@ -92,8 +92,25 @@ def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
     kind = traffic.get("type")
     if kind in BURST_TYPES and getattr(generator_cls, "supports_bursts", False) is not True:
         name = getattr(generator_cls, "name", None) or generator_cls.__name__
+        able = ", ".join(_burst_capable_generators()) or "none installed"
         raise _error(f"traffic type {kind} sends bursts of a given length; trafficgen {name} cannot "
-                     "(it does not declare supports_bursts; use --trafficgen trafgen)")
+                     f"(it does not declare supports_bursts; installed generators that do: {able})")
+
+
+def _burst_capable_generators() -> list[str]:
+    """Installed generators that declare ``supports_bursts`` (only for the error message:
+    a plugin that fails to load is left out, its own error belongs to its own run)."""
+    from vsbench.runner import plugins
+
+    able = []
+    for name in plugins.available("trafficgen"):
+        try:
+            cls = plugins.load("trafficgen", name)
+        except plugins.UnknownPluginError:
+            continue
+        if getattr(cls, "supports_bursts", False) is True:
+            able.append(name)
+    return able
 
 
 # -- back2back -----------------------------------------------------------------------------
