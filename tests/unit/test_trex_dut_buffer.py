@@ -48,8 +48,9 @@ def test_at_capacity_nothing_queues_and_nothing_is_lost():
 
 
 def test_the_buffer_drains_at_capacity_before_the_next_burst():
-    """Two bursts 1.5 ms apart: the first leaves 500 frames queued, which drain in 0.5 ms
-    at C (nothing offered), so the second starts with an empty buffer and loses nothing."""
+    """Two bursts 1.5 ms apart: the first fills the buffer (1000 frames queued as it ends),
+    which drains in 1 ms at C (nothing offered), so the second starts with an empty buffer
+    and loses nothing."""
     ledger = Ledger(DutModel(capacity_fps=C, buffer_frames=1_000))
     first = StreamRun(port=0, stream_id=1, rx_port=1, pps=O, pkt_len=60, t0=T0, length=0.001)
     ledger.add([first])
