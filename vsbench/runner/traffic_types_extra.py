@@ -43,6 +43,7 @@ from vsbench.measurement import load_sweep as sweeps
 from vsbench.measurement.latency_report import latency_summary
 from vsbench.results import summary
 from vsbench.results.model import FrameSizeResult, TrialRecord
+from vsbench.runner import plugins
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +101,6 @@ def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
 def _burst_capable_generators() -> list[str]:
     """Installed generators that declare ``supports_bursts`` (only for the error message:
     a plugin that fails to load is left out, its own error belongs to its own run)."""
-    from vsbench.runner import plugins
-
     able = []
     for name in plugins.available("trafficgen"):
         try:
