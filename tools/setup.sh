@@ -14,9 +14,14 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 2
 fi
 
-packages=(openvswitch-switch-dpdk netsniff-ng iproute2 python3-venv python3-pip procps)
-# lua5.1 (luac -p) checks the syntax of the MoonGen trial script shipped in plugins/.
-[ "$want_test" = 1 ] && packages+=(lua5.1)
+# The Debian packages, named one per line in tools/packages/*.txt ('#' starts a comment).
+# Every package a run needs is named there explicitly: nothing relies on Recommends.
+read_list() { sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$1"; }
+mapfile -t packages < <(read_list tools/packages/runtime.txt)
+if [ "$want_test" = 1 ]; then
+  mapfile -t test_packages < <(read_list tools/packages/test.txt)
+  packages+=("${test_packages[@]}")
+fi
 if [ "$want_test" = 1 ] && [ -x tools/kernel-lab/packages ]; then
   mapfile -t lab < <(tools/kernel-lab/packages)
   packages+=("${lab[@]}")
