@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="vsbench",
         description="Benchmark virtual switches: RFC 2544 throughput, latency and scaling.",
-        epilog="Subcommands: 'vsbench cleanup' removes what a killed run left behind; "
+        epilog="Subcommands: 'vsbench doctor' checks this host is ready (one line per "
+               "missing piece, with the command that fixes it); "
+               "'vsbench cleanup' removes what a killed run left behind; "
                "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials; "
                "'vsbench report RUN_DIR' (re)writes a run's report.html from its files.",
     )
@@ -73,6 +75,39 @@ def build_cleanup_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dry-run", action="store_true", help="only report what would go")
     parser.add_argument("--debug", action="store_true")
     return parser
+
+
+def build_doctor_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vsbench doctor",
+                     description="Check this host can run vsbench: kernel features, CPUs, Debian "
+                                 "packages, DPDK drivers (probed), hugepages, and each selected "
+                                 "plugin's prerequisites. Exit 2 when something is missing.")
+    for kind in PLUGIN_FLAGS:
+        parser.add_argument(f"--{kind}", metavar="NAME", help=f"check this {kind} plugin "
+                            "instead of the configured one")
+    parser.add_argument("--all", action="store_true", help="check every installed plugin")
+    parser.add_argument("--conf-file", action="append", metavar="F", default=[], type=Path)
+    parser.add_argument("--conf-dir", metavar="DIR", type=Path)
+    parser.add_argument("--debug", action="store_true")
+    return parser
+
+
+def run_doctor(argv: Sequence[str], out: Console) -> int:
+    args = build_doctor_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from vsbench.runner import doctor
+
+    config = cfg.load_layers(args.conf_dir or cfg.default_conf_dir(), args.conf_file)
+    flags = {kind: getattr(args, kind) for kind in PLUGIN_FLAGS}
+    checks = doctor.run_checks(config, flags, every=args.all,
+                               package_lists=doctor.default_package_lists())
+    for check in checks:
+        for line in check.lines():
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+    code = doctor.exit_code(checks)
+    out.print("doctor: ready" if code == 0 else "doctor: missing prerequisites (see MISSING lines)",
+              markup=False, highlight=False)
+    return code
 
 
 def build_recompute_parser() -> argparse.ArgumentParser:
@@ -206,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] == "cleanup":
             return run_cleanup(argv[1:], err)
+        if argv and argv[0] == "doctor":
+            return run_doctor(argv[1:], out)
         if argv and argv[0] == "recompute":
             return run_recompute(argv[1:], out)
         if argv and argv[0] == "report":

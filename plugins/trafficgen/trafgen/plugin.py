@@ -57,7 +57,7 @@ from vsbench.interfaces.traffic import (
     TrialResult,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.system import naming
+from vsbench.system import host_check, naming
 from vsbench.system.commands import CommandError, ManagedProcess, run, spawn, which
 from vsbench.system.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
 from vsbench.system.testbed import DROP_ALL_BYTECODE
@@ -188,6 +188,8 @@ class Trafgen(TrafficGenerator):
                 missing.append(Prerequisite(f"the {binary} command", "apt-get install iproute2"))
         if which("sysctl") is None:
             missing.append(Prerequisite("the sysctl command (testbed set-up)", "apt-get install procps"))
+        if not missing:  # the embedded testbed's netns + veth, tried for real (~50 ms)
+            missing += [Prerequisite(f.what, f.remedy) for f in host_check.check_testbed_kernel()]
         online = os.sched_getaffinity(0)
         bad = [c for c in cfg["cpus"] if c not in online]
         if bad:
