@@ -34,12 +34,23 @@ class ConfigError(Exception):
     """The configuration is wrong; ``str()`` is one line naming the file and field path."""
 
 
+#: Where an installed wheel carries conf/, testcases/ and tools/packages/ (setup.py copies them).
+INSTALLED_DATA = Path(__file__).resolve().parents[1] / "data"
+
+
 def project_root() -> Path:
-    """The directory holding ``conf/`` and ``testcases/``: ``$VSBENCH_HOME`` or the checkout."""
+    """The directory holding ``conf/`` and ``testcases/``: ``$VSBENCH_HOME``, else the
+    checkout this module runs from, else the copy an installed wheel carries in
+    ``vsbench/data/``."""
     env = os.environ.get("VSBENCH_HOME")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "conf").is_dir() and (checkout / "testcases").is_dir():
+        return checkout
+    if (INSTALLED_DATA / "conf").is_dir():
+        return INSTALLED_DATA
+    return checkout
 
 
 def default_conf_dir() -> Path:

@@ -97,8 +97,8 @@ class IxNet(TrafficGenerator):
         try:
             metadata.version("ixnetwork-restpy")
         except metadata.PackageNotFoundError:
-            missing.append(Prerequisite("Python package ixnetwork-restpy",
-                                        "pip install ixnetwork-restpy"))
+            missing.append(Prerequisite("Python package ixnetwork-restpy (the extra vsbench[ixia])",
+                                        "pip install 'vsbench[ixia]'"))
         if not cfg["api_host"]:
             missing.append(Prerequisite("the IxNetwork API server address",
                                         "set trafficgen.ixnet.api_host (and api_port) in a --conf-file"))
