@@ -58,8 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         chunked.append(time.perf_counter() - start)
     p = summary.percentiles_ns
     seq = summary.sequence
-    print(f"samples={summary.count} p50={p['p50']:.0f}ns p99={p['p99']:.0f}ns p99.99={p['p99_99']:.0f}ns "
-          f"pdv_p99={summary.pdv_percentiles_ns['p99']:.0f}ns ipdv_pairs={summary.ipdv.count} "
+
+    def ns(value: float | None) -> str:  # a tail percentile is None with too few samples for it
+        return "n/a" if value is None else f"{value:.0f}ns"
+
+    print(f"samples={summary.count} p50={ns(p['p50'])} p99={ns(p['p99'])} p99.99={ns(p['p99_99'])} "
+          f"pdv_p99={ns(summary.pdv_percentiles_ns['p99'])} ipdv_pairs={summary.ipdv.count} "
           f"reordered={seq.reordered} duplicates={seq.duplicates} lost={seq.lost} bursts={seq.loss_bursts}")
     print(f"runs={len(times)} min={min(times):.3f}s max={max(times):.3f}s "
           f"streaming_100_chunks_median={statistics.median(chunked):.3f}s")

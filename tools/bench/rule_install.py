@@ -82,7 +82,8 @@ def main() -> int:
         return 2
 
     run_id = naming.new_run_id()
-    with ResourceStack() as stack, tempfile.TemporaryDirectory(prefix=f"vsb-{run_id}-bench-") as tmp:
+    # The stack (OvS, its bridge) is closed before the temp dir holding OvS's sockets goes.
+    with tempfile.TemporaryDirectory(prefix=f"vsb-{run_id}-bench-") as tmp, ResourceStack() as stack:
         work = Path(tmp)
         spec = rules.RuleSetSpec("src_dst_ip", args.rules, flows=args.rules, bidirectional=False)
         path = work / "rules.flows"
