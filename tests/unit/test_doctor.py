@@ -109,3 +109,10 @@ def test_selected_plugins_follow_flags_over_config():
     config = {"vswitch": {"name": "ovs_dpdk"}, "trafficgen": {"name": "trafgen"}, "vnf": {"name": "none"}}
     got = doctor.selected_plugins(config, {"vswitch": "linux_bridge"}, every=False)
     assert got == [("vswitch", "linux_bridge"), ("trafficgen", "trafgen"), ("vnf", "none")]
+
+
+def test_no_driver_directory_at_all_is_said_and_both_drivers_named():
+    """What a --no-install-recommends install of openvswitch-switch-dpdk looks like."""
+    lines = findings(ok_result(vdev_ok=False, ports=0, mempool_ok=False, driver_dir=None, driver_files=[]))
+    assert [remedy.split()[-1] for _, remedy in lines] == ["librte-net-af-packet23", "librte-mempool-ring23"]
+    assert all("no driver directory /usr/lib/*/dpdk/pmds-23*" in what for what, _ in lines)

@@ -83,7 +83,7 @@ def findings(result: ProbeResult) -> list[tuple[str, str]]:
     absent = [(drv, pkg) for drv, (so, pkg) in TESTBED_DRIVERS.items()
               if result.driver_dir is not None
               and not any(f.startswith(so) for f in result.driver_files)]
-    where = result.driver_dir or "the DPDK driver dir"
+    where = f"not in {result.driver_dir}" if result.driver_dir else f"no driver directory {DRIVER_DIR_GLOB}"
     out: list[tuple[str, str]] = []
     if not result.eal_init_ok:
         last = result.eal_log[-1] if result.eal_log else result.error or "no message"
@@ -94,10 +94,10 @@ def findings(result: ProbeResult) -> list[tuple[str, str]]:
                [TESTBED_DRIVERS["bus_vdev"][1], TESTBED_DRIVERS["net_af_packet"][1]]
         names = [drv for drv, _ in absent if drv in ("bus_vdev", "net_af_packet")] or ["net_af_packet"]
         out.append((f"DPDK driver {'/'.join(names)}: a net_af_packet vdev cannot be attached "
-                    f"(not in {where})", f"{INSTALL} {' '.join(pkgs)}"))
+                    f"({where})", f"{INSTALL} {' '.join(pkgs)}"))
     if not result.mempool_ok:
-        out.append((f"DPDK mempool driver mempool_ring: no mbuf pool can be created (not in {where})"
-                    if any(d == "mempool_ring" for d, _ in absent) else
+        out.append((f"DPDK mempool driver mempool_ring: no mbuf pool can be created ({where})"
+                    if result.driver_dir is None or any(d == "mempool_ring" for d, _ in absent) else
                     "DPDK mempool driver mempool_ring: no mbuf pool can be created",
                     f"{INSTALL} {TESTBED_DRIVERS['mempool_ring'][1]}"))
     return out

@@ -108,7 +108,7 @@ def check_packages(list_files: Sequence[Path]) -> list[Finding]:
     missing = missing_packages(packages)
     if not missing:
         return []
-    return [Finding(f"Debian packages {', '.join(missing)}", f"{INSTALL} {' '.join(missing)} "
+    return [Finding(f"not installed: {', '.join(missing)}", f"{INSTALL} {' '.join(missing)} "
                     "(or tools/setup.sh)")]
 
 
