@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from vsbench.system import naming
+from vsbench.system import naming, runstate
 
 #: The DPDK ABI of Debian 12's DPDK 22.11 (sonames ``librte_*.so.23``, packages ``*23``).
 DPDK_ABI = "23"
@@ -109,7 +109,13 @@ def _first_cpu() -> int:
 
 def run_probe(timeout_s: float = TIMEOUT_S) -> ProbeResult:
     """Run the probe in a child process (a crash or hang there cannot hurt the caller)."""
-    prefix = f"{naming.NAME_PREFIX}{naming.new_run_id()}probe"
+    run_id = naming.new_run_id()
+    prefix = f"{naming.NAME_PREFIX}{run_id}probe"
+    with runstate.claim(run_id):  # a concurrent `vsbench cleanup` leaves a live probe alone
+        return _run_probe(prefix, timeout_s)
+
+
+def _run_probe(prefix: str, timeout_s: float) -> ProbeResult:
     ddir = driver_dir()
     base = ProbeResult(driver_dir=str(ddir) if ddir else None,
                        driver_files=sorted(p.name for p in ddir.iterdir()) if ddir else [])

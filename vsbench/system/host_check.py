@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from vsbench.system import commands, hugepages, naming
+from vsbench.system import commands, hugepages, naming, runstate
 
 INSTALL = "apt-get install --no-install-recommends"
 #: CPUs the embedded testbed needs: one for the switch's datapath, one for the generator.
@@ -50,20 +50,22 @@ def check_testbed_kernel(timeout_s: float = 10.0) -> list[Finding]:
     def ip_run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([ip, *args], capture_output=True, text=True, timeout=timeout_s)
 
-    made = ip_run("netns", "add", ns)
-    if made.returncode != 0:
-        why = (made.stderr.strip().splitlines() or ["no message"])[-1]
-        return [Finding(f"network namespaces ({why})",
-                        "run as root on a kernel with CONFIG_NET_NS (and /run writable)")]
-    try:
-        veth = ip_run("-n", ns, "link", "add", a, "type", "veth", "peer", "name", b)
-        if veth.returncode != 0:
-            why = (veth.stderr.strip().splitlines() or ["no message"])[-1]
-            return [Finding(f"veth interfaces ({why})",
-                            "modprobe veth (kernel CONFIG_VETH; apt-get install kmod linux-image-amd64)")]
-        return []
-    finally:
-        ip_run("netns", "del", ns)  # deletes the veth pair with it
+    # held while the namespace exists: a concurrent `vsbench cleanup` sees a live run
+    with runstate.claim(run_id):
+        made = ip_run("netns", "add", ns)
+        if made.returncode != 0:
+            why = (made.stderr.strip().splitlines() or ["no message"])[-1]
+            return [Finding(f"network namespaces ({why})",
+                            "run as root on a kernel with CONFIG_NET_NS (and /run writable)")]
+        try:
+            veth = ip_run("-n", ns, "link", "add", a, "type", "veth", "peer", "name", b)
+            if veth.returncode != 0:
+                why = (veth.stderr.strip().splitlines() or ["no message"])[-1]
+                return [Finding(f"veth interfaces ({why})",
+                                "modprobe veth (kernel CONFIG_VETH; apt-get install kmod linux-image-amd64)")]
+            return []
+        finally:
+            ip_run("netns", "del", ns)  # deletes the veth pair with it
 
 
 def check_cpus(online: Iterable[int] | None = None, minimum: int = MIN_CPUS) -> list[Finding]:
