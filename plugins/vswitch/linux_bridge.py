@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, VSwitch
-from vsbench.system import commands, cpu, naming
+from vsbench.system import commands, cpu, host_check, naming
 from vsbench.system.resources import ResourceStack
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,8 @@ class LinuxBridge(VSwitch):
         for binary in ("ip", "bridge"):
             if commands.which(binary) is None:
                 missing.append(Prerequisite(f"binary {binary}", "apt-get install iproute2"))
+        if not missing:  # a bridge created (and deleted) in a throwaway netns, ~50 ms
+            missing += [Prerequisite(f.what, f.remedy) for f in host_check.check_link_types(("bridge",))]
         return missing
 
     # ------------------------------------------------------------------ helpers

@@ -79,3 +79,13 @@ def test_a_run_without_the_af_packet_pmd_stops_in_seconds_with_the_fix(tmp_path)
     assert elapsed < 30, f"preflight took {elapsed:.1f} s"
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
     assert netns_list() <= before
+
+
+def test_link_type_check_creates_for_real_and_leaves_nothing():
+    from vsbench.system import host_check
+
+    before = netns_list()
+    assert host_check.check_link_types(("veth", "bridge")) == []
+    (finding,) = host_check.check_link_types(("veth", "vsbnosuchkind"))  # the kernel refuses it
+    assert finding.what.startswith("vsbnosuchkind interfaces (") and finding.blocking
+    assert netns_list() <= before

@@ -36,36 +36,51 @@ class Finding:
         return f"{self.what}: {self.remedy}"
 
 
+#: Link types the embedded testbed and the kernel switches create, with their kernel option.
+LINK_KERNEL_OPTIONS = {"veth": "CONFIG_VETH", "bridge": "CONFIG_BRIDGE"}
+
+
 def check_testbed_kernel(timeout_s: float = 10.0) -> list[Finding]:
-    """Network namespaces and veth pairs, tried: ``ip netns add``, a veth pair inside it,
-    ``ip netns del``. The namespace name carries a fresh run id (``vsb-<id>-chk``), so
-    ``vsbench cleanup`` would recognise it even if this process were killed midway."""
+    """Network namespaces and veth pairs, tried (see :func:`check_link_types`)."""
+    return check_link_types(("veth",), timeout_s)
+
+
+def check_link_types(kinds: Sequence[str], timeout_s: float = 10.0) -> list[Finding]:
+    """Network namespaces and each link type of ``kinds`` (``veth``, ``bridge``), tried:
+    ``ip netns add``, one link of each type inside it, ``ip netns del``. The namespace name
+    carries a fresh run id (``vsb-<id>-chk``) and the run is claimed while it exists, so
+    ``vsbench cleanup`` neither touches it meanwhile nor misses it if this process is killed."""
     ip = commands.which("ip")
     if ip is None:
         return [Finding("the ip command (network namespaces, veth)", f"{INSTALL} iproute2")]
     run_id = naming.new_run_id()
     ns = naming.netns_name(run_id, "chk")
-    a, b = naming.iface_name(run_id, "ck", 0), naming.iface_name(run_id, "ck", 1)
 
     def ip_run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([ip, *args], capture_output=True, text=True, timeout=timeout_s)
 
-    # held while the namespace exists: a concurrent `vsbench cleanup` sees a live run
+    def last_line(done: subprocess.CompletedProcess[str]) -> str:
+        return (done.stderr.strip().splitlines() or ["no message"])[-1]
+
     with runstate.claim(run_id):
         made = ip_run("netns", "add", ns)
         if made.returncode != 0:
-            why = (made.stderr.strip().splitlines() or ["no message"])[-1]
-            return [Finding(f"network namespaces ({why})",
+            return [Finding(f"network namespaces ({last_line(made)})",
                             "run as root on a kernel with CONFIG_NET_NS (and /run writable)")]
+        found = []
         try:
-            veth = ip_run("-n", ns, "link", "add", a, "type", "veth", "peer", "name", b)
-            if veth.returncode != 0:
-                why = (veth.stderr.strip().splitlines() or ["no message"])[-1]
-                return [Finding(f"veth interfaces ({why})",
-                                "modprobe veth (kernel CONFIG_VETH; apt-get install kmod linux-image-amd64)")]
-            return []
+            for index, kind in enumerate(kinds):
+                name = naming.iface_name(run_id, "ck", 2 * index)
+                extra = ["peer", "name", naming.iface_name(run_id, "ck", 2 * index + 1)] if kind == "veth" else []
+                added = ip_run("-n", ns, "link", "add", name, "type", kind, *extra)
+                if added.returncode != 0:
+                    option = LINK_KERNEL_OPTIONS.get(kind, "its kernel option")
+                    found.append(Finding(f"{kind} interfaces ({last_line(added)})",
+                                         f"modprobe {kind}, or boot a kernel with {option} "
+                                         "(e.g. Debian's linux-image-amd64)"))
         finally:
-            ip_run("netns", "del", ns)  # deletes the veth pair with it
+            ip_run("netns", "del", ns)  # deletes the links with it
+        return found
 
 
 def check_cpus(online: Iterable[int] | None = None, minimum: int = MIN_CPUS) -> list[Finding]:
