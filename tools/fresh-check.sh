@@ -86,6 +86,25 @@ if [ "$inner" = 1 ]; then
     return "$status"
   }
 
+  # processes whose root is the rootfs: what the commands left running
+  leftover_pids() {
+    local d r real_root
+    real_root=$(readlink -f "$rootfs")
+    for d in /proc/[0-9]*; do
+      [ "${d#/proc/}" = $$ ] && continue
+      r=$(readlink "$d/root" 2>/dev/null || true)
+      [ "$r" = "$real_root" ] && echo "${d#/proc/}"
+    done
+  }
+  end_pids() {  # end what we started, by pid: TERM, then KILL what is still there
+    [ $# -gt 0 ] || return 0
+    kill -TERM "$@" 2>/dev/null || true
+    sleep 2
+    kill -KILL "$@" 2>/dev/null || true
+  }
+  # interrupted: end what runs in the rootfs, so the namespace (and its mounts) goes too
+  trap 'mapfile -t p < <(leftover_pids); end_pids "${p[@]}"; exit 130' INT TERM
+
   status=0
   case "$mode" in
     ci)
@@ -112,20 +131,11 @@ if [ "$inner" = 1 ]; then
   links=$(in_root ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep '^vsb' || true)
   new_links=$(comm -13 <(sort -u "$work/links.before") <(echo "$links" | sed '/^$/d' | sort -u) || true)
   [ -n "$new_links" ] && { say "RESIDUE links in the root netns: $(echo $new_links)"; residue=1; }
-  real_root=$(readlink -f "$rootfs")
-  left=()
-  for d in /proc/[0-9]*; do
-    pid=${d#/proc/}
-    [ "$pid" = $$ ] && continue
-    r=$(readlink "$d/root" 2>/dev/null || true)
-    [ "$r" = "$real_root" ] && left+=("$pid")
-  done
+  mapfile -t left < <(leftover_pids)
   if [ "${#left[@]}" -gt 0 ]; then
     residue=1
     for pid in "${left[@]}"; do say "RESIDUE process $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120)"; done
-    kill -TERM "${left[@]}" 2>/dev/null || true
-    sleep 2
-    kill -KILL "${left[@]}" 2>/dev/null || true
+    end_pids "${left[@]}"
   fi
   [ "$residue" = 0 ] && say "no residue: no vsb* netns, link or process left"
   if [ "$status" = 0 ] && [ "$residue" = 1 ]; then status=3; fi
@@ -145,10 +155,17 @@ started=$SECONDS
 
 mounted_below() { awk -v p="$1/" 'index($2, p) == 1 {print $2}' /proc/mounts; }
 teardown() {
-  local below
+  local below users
   below=$(mounted_below "$work")
   if [ -n "$below" ]; then  # cannot happen (the namespace took its mounts with it); never rm then
     say "NOT removing $work: still mounted below it: $(echo $below)"
+    return
+  fi
+  # a process still rooted in the rootfs keeps the namespace and its mounts alive
+  users=$(for d in /proc/[0-9]*; do r=$(readlink "$d/root" 2>/dev/null) && \
+          case "$r" in "$work"/*) echo "${d#/proc/}" ;; esac; done)
+  if [ -n "$users" ]; then
+    say "NOT removing $work: processes still run in it: $(echo $users)"
     return
   fi
   if [ "$keep" = 1 ]; then say "kept $work"; else rm -rf --one-file-system "$work"; fi
