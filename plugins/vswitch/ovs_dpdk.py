@@ -114,7 +114,8 @@ class OvsDpdk(OvsSwitchBase):
         if why:
             missing.append(Prerequisite(f"hugepages: {why}",
                                         "run as root on a kernel with CONFIG_HUGETLBFS"))
-        if not missing:
+        vswitchd = commands.which(cfg["vswitchd"]) or cfg["vswitchd"]
+        if not missing and dpdk_probe.links_shared_dpdk(vswitchd):
             # ~0.3 s: the EAL starts for real and attaches a net_af_packet vdev and an mbuf
             # pool, so a driver package that is missing stops the run here, not at add_port.
             missing += [Prerequisite(what, remedy) for what, remedy in dpdk_probe.cached_findings()]

@@ -116,3 +116,17 @@ def test_no_driver_directory_at_all_is_said_and_both_drivers_named():
     lines = findings(ok_result(vdev_ok=False, ports=0, mempool_ok=False, driver_dir=None, driver_files=[]))
     assert [remedy.split()[-1] for _, remedy in lines] == ["librte-net-af-packet23", "librte-mempool-ring23"]
     assert all("no driver directory /usr/lib/*/dpdk/pmds-23*" in what for what, _ in lines)
+
+
+def test_only_a_binary_linked_against_the_shared_dpdk_is_probed(tmp_path):
+    from vsbench.system.dpdk_probe import links_shared_dpdk
+
+    dynamic = tmp_path / "dyn"
+    dynamic.write_bytes(b"\x7fELF....libnuma.so.1\0librte_eal.so.23\0libc.so.6\0")
+    other = tmp_path / "other"
+    other.write_bytes(b"\x7fELF....librte_eal.so.24\0librte_eal.so.23.1\0")
+    assert links_shared_dpdk(dynamic)
+    assert not links_shared_dpdk(other)
+    assert not links_shared_dpdk(tmp_path / "missing")
+    assert links_shared_dpdk("/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk") or \
+        not Path("/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk").exists()

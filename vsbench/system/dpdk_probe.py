@@ -74,6 +74,21 @@ def driver_dir() -> Path | None:
     return found[0] if found else None
 
 
+def links_shared_dpdk(binary: str | Path) -> bool:
+    """True when ``binary`` is dynamically linked against this DPDK ABI's EAL (its ELF
+    names ``librte_eal.so.23``), so its drivers come from the shared driver directory the
+    probe tests. A static or differently versioned DPDK build brings its own drivers and
+    the probe would say nothing about it."""
+    import mmap
+
+    needle = f"librte_eal.so.{DPDK_ABI}\0".encode()
+    try:
+        with open(binary, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(needle) >= 0
+    except (OSError, ValueError):
+        return False
+
+
 def findings(result: ProbeResult) -> list[tuple[str, str]]:
     """``(what is missing, the command that fixes it)`` for each problem; empty when the
     probe proved the testbed's DPDK drivers load."""
