@@ -1,4 +1,4 @@
-"""Topologies built from plugin instances: p2p now; pvp, pvvp, op2p later.
+"""Topologies built from plugin instances: p2p, phy_router_phy now; pvp, pvvp, op2p later.
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
 testcase's ``deployment`` name to its class.
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
 from vsbench.deployment.p2p import P2P
+from vsbench.deployment.routed import PhyRouterPhy
 
-DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P,)}
+DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, PhyRouterPhy)}
 
 
 class UnknownDeploymentError(DeploymentError):

@@ -12,13 +12,17 @@ import abc
 from typing import Any, Callable, ClassVar, Mapping
 
 from vsbench.interfaces.traffic import GeneratorPort
+from vsbench.interfaces.traffic import TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import VSwitch
 from vsbench.system.resources import ResourceStack
 
 #: Builds the switch plugin once the deployment knows the DUT's network namespace
 #: (``None`` on a real host): ``make_vswitch(dut_netns) -> VSwitch``.
 VSwitchFactory = Callable[[str | None], VSwitch]
+#: Builds the VNF plugin (``vnf.name``) for the DUT's network namespace, likewise.
+VnfFactory = Callable[[str | None], Vnf]
 
 
 class DeploymentError(Exception):
@@ -43,14 +47,21 @@ class Deployment(abc.ABC):
         resources: ResourceStack,
         generator: TrafficGenerator,
         make_vswitch: VSwitchFactory,
+        make_vnf: VnfFactory | None = None,
     ) -> None:
         self.run_id = run_id
         self.config = config
         self.resources = resources
         self.generator = generator
         self.make_vswitch = make_vswitch
+        self.make_vnf = make_vnf
         self.vswitch: VSwitch | None = None
 
     @abc.abstractmethod
     def build(self) -> list[GeneratorPort]:
         """Create the topology (registering every undo) and return the generator ports."""
+
+    def profile(self, profile: TrafficProfile) -> TrafficProfile:
+        """The profile as this topology needs it sent (a routed topology addresses frames
+        to the router and to destinations its routes cover); unchanged by default."""
+        return profile

@@ -72,6 +72,9 @@ class TrafficProfile:
     bidirectional: bool = True
     fields: FlowFields = field(default_factory=FlowFields)
     encapsulation: str | None = None  # None or "vxlan"
+    #: The reverse direction's fields when they are not ``fields`` swapped: through a
+    #: router each direction is addressed to the MAC of the router port it enters.
+    reverse_fields: FlowFields | None = None
 
     @property
     def directions(self) -> int:

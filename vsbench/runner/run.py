@@ -294,13 +294,20 @@ class Run:
         def make_vswitch(dut_netns: str | None):
             return vswitch_cls(self.context(index, "vswitch", vswitch_cls.name, config, resources, dut_netns))
 
+        vnf_cls = checked.classes.get("vnf")
+
+        def make_vnf(dut_netns: str | None):
+            return vnf_cls(self.context(index, "vnf", vnf_cls.name, config, resources, dut_netns))
+
         deployment = checked.deployment(run_id=self.run_id, config=config, resources=resources,
-                                        generator=generator, make_vswitch=make_vswitch)
+                                        generator=generator, make_vswitch=make_vswitch,
+                                        make_vnf=make_vnf if vnf_cls is not None else None)
         ports = deployment.build()
         resources.register(f"trafficgen {gen_name}", generator.stop)
         generator.start()
 
-        for kind, plugin in (("trafficgen", generator), ("vswitch", deployment.vswitch)):
+        for kind, plugin in (("trafficgen", generator), ("vswitch", deployment.vswitch),
+                             ("vnf", getattr(deployment, "vnf", None))):
             if plugin is not None:
                 self.plugin_versions.append(sysinfo.plugin_versions(index, kind, plugin))
         self.write_sysinfo()
@@ -321,7 +328,7 @@ class Run:
                 self.display.note(f"warning: {plan.label} {fs.notes[-1]}")
                 self.write_results()
                 continue
-            profile = profiles.build_profile(traffic, fs.frame_size_bytes)
+            profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
             first_trial = len(trials.records)

@@ -289,7 +289,8 @@ class Trafgen(TrafficGenerator):
             plan = flows.plan_flows(profile.fields, profile.flows)
             specs = [(ports[0], ports[1], profile.fields, plan)]
             if profile.bidirectional:
-                specs.append((ports[1], ports[0], flows.reverse_fields(profile.fields), plan.swapped()))
+                specs.append((ports[1], ports[0], profile.reverse_fields or flows.reverse_fields(profile.fields),
+                              plan.swapped()))
             directions = [
                 _Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
                            template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))

@@ -1,0 +1,1 @@
+"""vrouter: a Vyatta-style declarative router model rendered to Linux kernel routing."""

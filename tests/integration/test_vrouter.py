@@ -1,0 +1,156 @@
+"""The vrouter on the real embedded testbed: it routes by its table (a routed host pair
+arrives, an unrouted one is blackholed), ECMP groups and reloads are real kernel objects,
+every route and next hop is gone after stop, and the vrouter testcase runs end to end.
+
+Small tables only (1000 routes); the million-route figure is tools/bench/vrouter_routes.py.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from vsbench.deployment.routed import EAST_BASE, WEST_BASE, router_model
+from vsbench.interfaces import PluginContext, PluginError, SwitchPort, PortSpec
+from vsbench.system import naming
+from vsbench.system.netlink import netns_exists, read_link_counters
+from vsbench.system.resources import ResourceStack
+from vsbench.system.testbed import create_testbed
+from vsbench_plugins.vnf.vrouter import netlink_bulk as nl
+from vsbench_plugins.vnf.vrouter.kernel import count_nexthops
+from vsbench_plugins.vnf.vrouter.plugin import VRouter
+
+from run_helpers import assert_nothing_left, build_plans, require, run
+
+pytestmark = pytest.mark.integration
+
+if os.geteuid() != 0:
+    pytest.skip("needs root (network namespaces)", allow_module_level=True)
+
+_SENDER = textwrap.dedent("""
+    import socket, struct, sys
+    iface, src_mac, dst_mac, src_ip, dst_ip, count = sys.argv[1:7]
+    def csum(b):
+        s = sum(struct.unpack("!10H", b))
+        s = (s & 0xFFFF) + (s >> 16); s = (s & 0xFFFF) + (s >> 16)
+        return ~s & 0xFFFF
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0,
+                     socket.inet_aton(src_ip), socket.inet_aton(dst_ip))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    frame = (bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", ""))
+             + b"\\x08\\x00" + ip + struct.pack("!HHHH", 1024, 1024, 26, 0) + bytes(18))
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    for _ in range(int(count)):
+        s.send(frame)
+""")
+
+
+def send(netns, iface, src_mac, dst_mac, src_ip, dst_ip, count):
+    subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", _SENDER, iface, src_mac, dst_mac,
+                    src_ip, dst_ip, str(count)], check=True, timeout=30)
+
+
+def rx_packets(netns, iface):
+    return read_link_counters(netns, [iface])[iface].rx_packets
+
+
+@pytest.fixture
+def router(tmp_path):
+    run_id = naming.new_run_id()
+    stack = ResourceStack()
+    try:
+        tb = create_testbed(run_id, 2, stack)
+        ctx = PluginContext(run_id, {}, tmp_path / "logs", stack, dut_netns=tb.dut_netns)
+        vnf = VRouter(ctx)
+        ports = [SwitchPort(l.dut_iface, i, PortSpec("physical", l.dut_iface, iface=l.dut_iface))
+                 for i, l in enumerate(tb.links)]
+        vnf.start(ports)
+        yield tb, vnf
+        with nl.BulkSocket(tb.dut_netns) as sock:  # stop() verified this too; check independently
+            vnf.stop()
+            assert sock.count_routes(protocol=None) == 0  # not even the kernel's connected routes
+            assert count_nexthops(sock) == 0
+        for link in tb.links:
+            out = subprocess.run(["ip", "-n", tb.dut_netns, "-o", "addr", "show", "dev", link.dut_iface],
+                                 capture_output=True, text=True).stdout
+            assert "198.18." not in out
+            flags = subprocess.run(["ip", "-n", tb.dut_netns, "link", "show", "dev", link.dut_iface],
+                                   capture_output=True, text=True).stdout
+            assert "NOARP" in flags  # the testbed's port as it was
+    finally:
+        stack.close()
+    assert not netns_exists(naming.netns_name(run_id, "dut"))
+
+
+def _model(tb, routes, nexthops):
+    return router_model(routes=routes, nexthops=nexthops, flows=routes,
+                        ports=[l.dut_iface for l in tb.links], peer_macs=[l.tg_mac for l in tb.links])
+
+
+def test_routes_what_its_table_covers_and_blackholes_the_rest(router):
+    tb, vnf = router
+    figures = vnf.apply(_model(tb, routes=1000, nexthops=4))
+    assert figures["routes"] == 2000 and figures["nexthops"] == 8 and figures["ecmp_groups"] == 2
+    with nl.BulkSocket(tb.dut_netns) as sock:
+        assert sock.count_routes() == 2001  # both directions + the blackhole default
+        assert count_nexthops(sock) == 10  # 2 x 4 next hops + 2 groups
+    a, b = tb.links
+    routed, unrouted = str(EAST_BASE + 999), str(EAST_BASE + 5000)
+    for dst, expected in ((routed, 200), (unrouted, 0)):
+        before = rx_packets(tb.tg_netns, b.tg_iface)
+        send(tb.tg_netns, a.tg_iface, a.tg_mac, a.dut_mac, str(WEST_BASE + 1), dst, 200)
+        time.sleep(0.2)
+        assert rx_packets(tb.tg_netns, b.tg_iface) - before == expected, dst
+    # and back, through the west table
+    before = rx_packets(tb.tg_netns, a.tg_iface)
+    send(tb.tg_netns, b.tg_iface, b.tg_mac, b.dut_mac, routed, str(WEST_BASE + 7), 100)
+    time.sleep(0.2)
+    assert rx_packets(tb.tg_netns, a.tg_iface) - before == 100
+
+
+def test_reload_replaces_the_table(router, tmp_path):
+    tb, vnf = router
+    vnf.apply(_model(tb, routes=1000, nexthops=2))
+    figures = vnf.apply(_model(tb, routes=10, nexthops=1))
+    assert figures["routes"] == 20 and figures["ecmp_groups"] == 0
+    with nl.BulkSocket(tb.dut_netns) as sock:
+        assert sock.count_routes() == 21
+        assert count_nexthops(sock) == 2
+    assert "route 10.0.0.9/32" in (tmp_path / "logs" / "vrouter.config.boot").read_text()
+
+
+def test_bad_model_is_a_one_line_error(router):
+    tb, vnf = router
+    bad = _model(tb, routes=1, nexthops=1)
+    bad["nexthop_groups"][0]["nexthops"][0]["via"] = "192.0.2.1"
+    with pytest.raises(PluginError, match="not in .* subnet") as err:
+        vnf.apply(bad)
+    assert "\n" not in str(err.value)
+
+
+def test_vrouter_testcase_end_to_end(tmp_path):
+    """The testcase through the runner (config layers, phy_router_phy, the vrouter through
+    its entry point, trafgen host pairs to the router's MACs), as one continuous 2 s trial:
+    256 host pairs over 256 routes and 4 ECMP next hops per direction arrive, none lost."""
+    require(("trafficgen", "trafgen"), ("vnf", "vrouter"))
+    outcome = run(tmp_path, build_plans(
+        "vrouter_nexthop_scaling", "linux_bridge",
+        "frame_sizes=[64];dut.nexthops=[4];dut.routes=256;traffic.flows=256;type=continuous;"
+        "rate_fps=20000;trial_duration=2;warmup_s=0"))
+    assert outcome.code == 0, outcome.console
+    [test] = outcome.results()["tests"]
+    [fs] = test["frame_sizes"]
+    [point] = fs["points"]
+    assert fs["status"] == "complete" and point["valid"], fs
+    assert point["offered_load_fps"] == 20000
+    assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
+    assert list((outcome.run_dir / "logs").rglob("vrouter.config.boot"))
+    assert_nothing_left(outcome.run_id)
