@@ -74,3 +74,8 @@ def test_trafgen_capacity_leaves_nothing():
         pytest.skip("netsniff-ng missing (tools/setup.sh installs it)")
     assert_clean(residue("tools/bench/trafgen_capacity.py", "--duration-s", "0.5", "--repeats", "1",
                          "--grid-kfps", "50"))
+
+
+def test_vrouter_routes_leaves_nothing():
+    assert_clean(residue("tools/bench/vrouter_routes.py", "--routes", "100,2000", "--repeat", "1",
+                         "--batch-sweep", "4", "--naive-max", "100"))
