@@ -1,7 +1,8 @@
 """Every benchmark in tools/bench/ that builds something leaves nothing behind.
 
-Each bench runs in its own network, mount and PID namespaces (``unshare``), with a fresh
-tmpfs on /tmp: what it leaves -- a vsb* network namespace, a vsb* link (rule_install once
+Each bench runs in its own network, mount and PID namespaces (``unshare``), with fresh
+tmpfs on /tmp and /run/netns (a named netns another run left on the host must not be
+counted as this bench's): what it leaves -- a vsb* network namespace, a vsb* link (rule_install once
 left its OvS bridge's tap ``vsb<id>br0``), a process, a vsb* file -- is then seen exactly,
 undisturbed by whatever else runs on this machine, and vanishes with the namespaces.
 """
@@ -27,6 +28,7 @@ if os.geteuid() != 0 or shutil.which("unshare") is None:
 SCRIPT = r"""
 ip link set lo up
 mount -t tmpfs tmpfs /tmp
+mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns
 "$@" > /dev/null 2>/tmp/bench.err || { echo "BENCH FAILED $?"; tail -5 /tmp/bench.err; }
 echo "NETNS $(ip netns list | awk '/^vsb/ {print $1}' | tr '\n' ' ')"
 echo "LINKS $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep '^vsb' | tr '\n' ' ')"
