@@ -10,8 +10,8 @@ Two parts, both read from results.json alone:
   ``traffic.flows`` matrix, the curve across its plans -- count versus zero-loss frame rate
   and versus Mpps per core -- as a plot and a table.
 
-Built on the page helpers of :mod:`vsbench.results.report_html` (which imports this module
-inside its functions, so the import here is not circular at load time).
+Built on the page helpers of :mod:`vsbench.results.report_page`; :mod:`report_html` imports
+this module, never the other way round.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from vsbench.results import report_plots_scaling, scaling, switch_figures
 from vsbench.results.report_data import RunFiles
-from vsbench.results.report_html import DASH, Raw, e, figure, fmt_fixed, fmt_mpps, plan_title, table
+from vsbench.results.report_page import DASH, Raw, e, figure, fmt_fixed, fmt_mpps, plan_title, table
 
 
 def _points(test: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:

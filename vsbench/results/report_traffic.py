@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from matplotlib.figure import Figure
 
-from vsbench.results import report_html as h
+from vsbench.results import report_page as h
 from vsbench.results import report_plots
 from vsbench.results.report_data import finite
 
