@@ -29,8 +29,8 @@ trials.jsonl afterwards.
   stops early after ``traffic.sweep_stop_after_invalid`` invalid steps in a row (the
   generator cannot deliver more).
 
-:mod:`vsbench.runner.traffic_types` registers these; this module imports it only inside
-functions, so either can be imported first.
+:mod:`vsbench.runner.traffic_types` registers these; both build on
+:mod:`vsbench.runner.traffic_job` (the shared job API), neither imports the other's module.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from vsbench.measurement import load_sweep as sweeps
 from vsbench.measurement.latency_report import latency_summary
 from vsbench.results import summary
 from vsbench.results.model import FrameSizeResult, TrialRecord
-from vsbench.runner import plugins
+from vsbench.runner import plugins, traffic_job
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +56,7 @@ MAX_RATE_SOURCES = {"achieved": "achieved_burst_rate", "nominal": "nominal_line_
 
 
 def _tt():
-    from vsbench.runner import traffic_types
-
-    return traffic_types
+    return traffic_job
 
 
 def _error(message: str) -> Exception:
