@@ -34,8 +34,8 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "tools/setup.sh: installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+  apt-get -o DPkg::Lock::Timeout=600 update -q
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
 fi
 
 python=${PYTHON:-python3}
