@@ -52,10 +52,12 @@ def test_every_testbed_dpdk_driver_is_named():
 @pytest.mark.skipif(shutil.which("dpkg-query") is None, reason="no dpkg on this machine")
 def test_installed_driver_files_belong_to_listed_packages():
     """Ask dpkg which package owns each driver on this machine: a DPDK version bump that
-    renames a package (librte-*24) fails here instead of on a user's fresh machine."""
+    renames a package (librte-*24) fails here instead of on a user's fresh machine. Only
+    the versioned file counts (``.so.23``): the unversioned ``.so`` link beside it belongs
+    to ``libdpdk-dev``, which a build of DPDK programs installs and no run needs."""
     packages = set(read_list("runtime.txt"))
     for lib in TESTBED_DRIVERS:
-        found = subprocess.run(["dpkg-query", "-S", f"*/dpdk/pmds-*/{lib}*"],
+        found = subprocess.run(["dpkg-query", "-S", f"*/dpdk/pmds-*/{lib}.*"],
                                capture_output=True, text=True)
         if found.returncode != 0:
             pytest.skip(f"{lib} not installed here (tools/setup.sh installs it)")

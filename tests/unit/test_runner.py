@@ -132,6 +132,7 @@ def test_throughput_run_leaves_every_file_and_every_number_recomputes(tmp_path, 
     assert {(p["kind"], p["name"]) for p in sysinfo["plugins"]} == {("trafficgen", "model_gen"), ("vswitch", "marker_switch")}
     log_text = (run_dir / "logs" / "vsbench.log").read_text()
     assert "p2p: marker_switch bridge" in log_text
+    assert " DEBUG " not in log_text, "the run log is INFO unless --debug"
     assert "Throughput fps" in out and "% line rate" in out
     assert_torn_down(testkit, run_dir)
 

@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read testcases from DIR instead of the installed ones")
     parser.add_argument("--conf-dir", metavar="DIR", type=Path,
                         help="read default configuration from DIR instead of the installed one")
-    parser.add_argument("--debug", action="store_true",
+    parser.add_argument("-v", "--debug", action="store_true",
                         help="log debug messages and show tracebacks of internal errors")
     parser.add_argument("--version", action="version", version=f"vsbench {__version__}")
     return parser
@@ -73,7 +73,7 @@ def build_cleanup_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vsbench cleanup",
                      description="Remove namespaces, processes and files left by killed runs.")
     parser.add_argument("--dry-run", action="store_true", help="only report what would go")
-    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("-v", "--debug", action="store_true")
     return parser
 
 
@@ -88,7 +88,7 @@ def build_doctor_parser() -> argparse.ArgumentParser:
     parser.add_argument("--all", action="store_true", help="check every installed plugin")
     parser.add_argument("--conf-file", action="append", metavar="F", default=[], type=Path)
     parser.add_argument("--conf-dir", metavar="DIR", type=Path)
-    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("-v", "--debug", action="store_true")
     return parser
 
 
@@ -115,7 +115,7 @@ def build_recompute_parser() -> argparse.ArgumentParser:
                      description="Recompute every reported figure of a run from trials.jsonl "
                                  "and config.yaml and report any difference.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
-    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("-v", "--debug", action="store_true")
     return parser
 
 
@@ -146,7 +146,7 @@ def build_report_parser() -> argparse.ArgumentParser:
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE",
                         help="where to write the report (default RUN_DIR/report.html)")
-    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("-v", "--debug", action="store_true")
     return parser
 
 
@@ -228,7 +228,7 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
 
     from vsbench.runner.run import run_plans  # heavy imports only when running
 
-    return run_plans(plans, results_dir, out, err)
+    return run_plans(plans, results_dir, out, err, debug=args.debug)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -237,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # 80 columns would be unreadable, so give it room.
     out = Console() if sys.stdout.isatty() else Console(width=200)
     err = Console(stderr=True)
-    debug = "--debug" in argv
+    debug = "--debug" in argv or "-v" in argv
     try:
         if argv and argv[0] == "cleanup":
             return run_cleanup(argv[1:], err)

@@ -437,9 +437,7 @@ def _parameters(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, A
     ]
     link = testbed.get("link_gbps", test.get("link_gbps"))
     if link is not None:
-        pairs.append(("Link speed", f"{fmt_value(link)} Gb/s per port"
-                                    + (f", {testbed['ports']} ports" if testbed.get("ports") else "")
-                                    + (f" ({testbed['kind']} testbed)" if testbed.get("kind") else "")))
+        pairs.append(("Link speed", f"{fmt_value(link)} Gb/s per port"))
     if "trial_duration_s" in traffic:
         pairs.append(("Trial duration", f"{fmt_value(traffic['trial_duration_s'])} s"))
     if "warmup_s" in traffic:

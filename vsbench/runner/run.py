@@ -166,14 +166,35 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)[:80]
 
 
-class _RunLogFile:
-    """The run's log file: every record of every logger, at debug level, for the run's
-    duration. Existing root handlers keep the level they showed before."""
+#: Loggers whose records are the run's own; any other logger is a library's.
+OWN_LOGGERS = ("vsbench", "vsbench_plugins", "__main__")
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
-    def __init__(self, path: Path) -> None:
+
+class _LibraryChatter(logging.Filter):
+    """Keeps libraries' records below WARNING out of the run's log: pyroute2 alone once
+    wrote 6 MB of DEBUG lines per quick start. With ``--debug`` their INFO lines pass."""
+
+    def __init__(self, min_level: int) -> None:
+        super().__init__()
+        self.min_level = min_level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.split(".", 1)[0] in OWN_LOGGERS:
+            return True
+        return record.levelno >= self.min_level
+
+
+class _RunLogFile:
+    """The run's log file, for the run's duration: vsbench's records at ``level`` (the
+    configuration's ``log_level``, INFO by default; DEBUG with ``--debug``) and libraries'
+    warnings. Existing root handlers keep the level they showed before."""
+
+    def __init__(self, path: Path, level: int = logging.INFO) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.handler = logging.FileHandler(path, encoding="utf-8")
-        self.handler.setLevel(logging.DEBUG)
+        self.handler.setLevel(level)
+        self.handler.addFilter(_LibraryChatter(logging.INFO if level <= logging.DEBUG else logging.WARNING))
         self.handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root = logging.getLogger()
         self._root_level = root.level
@@ -184,7 +205,7 @@ class _RunLogFile:
                 h.setLevel(effective)
                 self._pinned.append(h)
         root.addHandler(self.handler)
-        root.setLevel(logging.DEBUG)
+        root.setLevel(min(level, effective))
 
     def close(self) -> None:
         root = logging.getLogger()
@@ -195,12 +216,21 @@ class _RunLogFile:
         self.handler.close()
 
 
+def log_level_of(plans: Sequence[TestPlan], debug: bool) -> int:
+    """The run log's level: DEBUG with ``--debug``, else the first plan's ``log_level``."""
+    if debug:
+        return logging.DEBUG
+    configured = str((plans[0].config.get("log_level") if plans else None) or "info")
+    return LOG_LEVELS.get(configured, logging.INFO)
+
+
 class Run:
     """State of one invocation of :func:`run_plans`."""
 
     def __init__(self, plans: Sequence[TestPlan], checked: list[preflight.CheckedPlan],
-                 results_dir: Path, console: Console) -> None:
+                 results_dir: Path, console: Console, log_level: int = logging.INFO) -> None:
         self.plans = list(plans)
+        self.log_level = log_level
         self.checked = checked
         self.console = console
         self.display = RunDisplay(console)
@@ -362,7 +392,7 @@ class Run:
     def execute(self) -> int:
         self.run_dir.mkdir(parents=True, exist_ok=False)
         guard = self.guard
-        log_file = _RunLogFile(self.run_dir / "logs" / LOG_FILE)
+        log_file = _RunLogFile(self.run_dir / "logs" / LOG_FILE, self.log_level)
         trial_log: TrialLog | None = None
         exit_code = EXIT_OK
         try:
@@ -494,12 +524,13 @@ def one_line(exc: BaseException) -> str:
 
 
 def run_plans(plans: list[TestPlan], results_dir: Path, console: Console,
-              err_console: Console | None = None) -> int:
+              err_console: Console | None = None, debug: bool = False) -> int:
     """Run ``plans`` in order into ``<results_dir>/<YYYYmmdd-HHMMSS>-<runid>/``.
 
     Returns the exit code: 0 when every plan ran, 1 when one failed, 2 when a preflight
     check failed (nothing was created), 128+signal when interrupted. The one-line errors
     of exit 2 go to ``err_console`` (the CLI's stderr) when given, else to ``console``.
+    ``debug`` (``--debug``) logs DEBUG records to the run's log whatever ``log_level`` says.
     """
     err = err_console or console
     if not plans:
@@ -511,7 +542,7 @@ def run_plans(plans: list[TestPlan], results_dir: Path, console: Console,
         err.print(f"vsbench: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_USAGE
     try:
-        run = Run(plans, checked, results_dir, console)
+        run = Run(plans, checked, results_dir, console, log_level_of(plans, debug))
         Path(results_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         err.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
