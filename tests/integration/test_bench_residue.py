@@ -1,8 +1,8 @@
 """Every benchmark in tools/bench/ that builds something leaves nothing behind.
 
-Each bench runs in its own network, mount and PID namespaces (``unshare``), with a fresh
-tmpfs on /run/netns (a named netns another run left on the host must not be counted as
-this bench's) and its own empty ``TMPDIR`` (a tmpfs over /tmp would hide a checkout or a
+Each bench runs in its own network, mount and PID namespaces (``unshare``), with fresh
+tmpfs on /run/netns and /run/dpdk (a named netns or a DPDK runtime dir another run left on
+the host must not be counted as this bench's) and its own empty ``TMPDIR`` (a tmpfs over /tmp would hide a checkout or a
 venv that lives under /tmp, as CI's clone may): what it leaves -- a vsb* network namespace, a vsb* link (rule_install once
 left its OvS bridge's tap ``vsb<id>br0``), a process, a vsb* file -- is then seen exactly,
 undisturbed by whatever else runs on this machine, and vanishes with the namespaces.
@@ -29,6 +29,7 @@ if os.geteuid() != 0 or shutil.which("unshare") is None:
 SCRIPT = r"""
 ip link set lo up
 mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns
+mkdir -p /run/dpdk && mount -t tmpfs tmpfs /run/dpdk
 "$@" > /dev/null 2>"$TMPDIR/bench.err" || { echo "BENCH FAILED $?"; tail -5 "$TMPDIR/bench.err"; }
 echo "NETNS $(ip netns list | awk '/^vsb/ {print $1}' | tr '\n' ' ')"
 echo "LINKS $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep '^vsb' | tr '\n' ' ')"

@@ -38,7 +38,11 @@ def netns_list() -> set[str]:
 
 
 def with_drivers(tmp_path: Path, keep: tuple[str, ...], argv: list[str]) -> subprocess.CompletedProcess:
-    """Run ``argv`` with only the drivers whose file names start with ``keep`` visible."""
+    """Run ``argv`` with only the drivers whose file names start with ``keep`` visible.
+
+    ``keep`` names each driver, never a family (``librte_bus_``): a host with libdpdk-dev
+    has every bus driver, and one whose own dependency is hidden stops the EAL before the
+    missing driver under test could be named."""
     partial = tmp_path / "pmds"
     partial.mkdir()
     for entry in DRIVER_DIR.iterdir():
@@ -57,7 +61,7 @@ def test_doctor_on_this_host_is_ready():
 
 
 def test_doctor_names_the_missing_mempool_driver(tmp_path):
-    done = with_drivers(tmp_path, ("librte_bus_", "librte_net_af_packet"), [*VSBENCH, "doctor"])
+    done = with_drivers(tmp_path, ("librte_bus_pci", "librte_bus_vdev", "librte_net_af_packet"), [*VSBENCH, "doctor"])
     assert done.returncode == 2, done.stdout + done.stderr
     missing = [ln for ln in done.stdout.splitlines() if ln.startswith("MISSING")]
     assert len(missing) == 1, done.stdout
@@ -68,7 +72,7 @@ def test_doctor_names_the_missing_mempool_driver(tmp_path):
 def test_a_run_without_the_af_packet_pmd_stops_in_seconds_with_the_fix(tmp_path):
     before = netns_list()
     start = time.monotonic()
-    done = with_drivers(tmp_path, ("librte_bus_", "librte_mempool_ring"),
+    done = with_drivers(tmp_path, ("librte_bus_pci", "librte_bus_vdev", "librte_mempool_ring"),
                         [*VSBENCH, "--test", "phy2phy_tput", "--vswitch", "ovs_dpdk",
                          "--results-dir", str(tmp_path / "results"),
                          "--test-params", "frame_sizes=[64];trial_duration=1"])
