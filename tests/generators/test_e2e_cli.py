@@ -16,7 +16,7 @@ import yaml
 from vsbench.conformance.leaks import ResourceSnapshot
 
 RELATIVE_WIDTH = 0.005  # conf/10_traffic.yaml search.relative_width
-PARAMS = "frame_sizes=[64];trial_duration=0.5;warmup=0.2"
+PARAMS = "frame_sizes=[64];trial_duration=0.5;warmup=0.2;search.trial_duration_s=0.25;latency.trial_duration_s=0.25"
 
 
 def vsbench(tmp_path: Path, trafficgen: str, settings: dict, params: str = PARAMS):

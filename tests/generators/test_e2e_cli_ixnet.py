@@ -18,7 +18,7 @@ import yaml
 from tests.fakes.ixnet.launcher import FakeIxNetwork
 
 RELATIVE_WIDTH = 0.005  # conf/10_traffic.yaml search.relative_width
-PARAMS = "frame_sizes=[64];trial_duration=0.5;warmup=0.2"
+PARAMS = "frame_sizes=[64];trial_duration=0.5;warmup=0.2;search.trial_duration_s=0.25;latency.trial_duration_s=0.25"
 PW_ENV = "VSB_E2E_IXNET_PASSWORD"
 KEY_ENV = "VSB_E2E_IXNET_API_KEY"
 PASSWORD = "e2e-Secret-9c41"
@@ -84,7 +84,7 @@ def test_search_finds_the_modelled_capacity_and_leaves_nothing(fake_ixnet, tmp_p
 
 def test_no_secret_in_output_or_run_directory(fake_ixnet, tmp_path):
     done = vsbench(tmp_path, settings(fake_ixnet, password_env=None, api_key_env=KEY_ENV),
-                   params="frame_sizes=[64];trial_duration=0.2;warmup=0.1")
+                   params=PARAMS)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     written = "".join(p.read_text(errors="replace") for p in run_dir(tmp_path).rglob("*") if p.is_file())
     assert "ixnet" in written  # the run did record the generator

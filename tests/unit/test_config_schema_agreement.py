@@ -5,6 +5,7 @@ once did; a key that is read and never accepted can never be set -- ``testbed.du
 once was). The code is scanned statically (tests/unit/config_reads.py says which idioms
 it follows), so a key read on a rare path counts too."""
 
+import functools
 import json
 from pathlib import Path
 
@@ -32,6 +33,7 @@ def _schema_keys() -> set[str]:
     return keys
 
 
+@functools.cache
 def _code_reads() -> dict[str, set[str]]:
     return scan_code([ROOT / "vsbench", ROOT / "plugins"], ROOT).reads
 
