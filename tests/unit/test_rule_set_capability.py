@@ -152,11 +152,15 @@ def test_cli_rule_complexity_on_linux_bridge_exits_2_with_one_line_and_leaves_no
     # no run was claimed, so no run id exists that a namespace could carry
     assert not state.exists() or not any(state.iterdir())
     assert not results.exists() or not any(results.iterdir())
-    # other engineers' runs may add namespaces meanwhile; every new one belongs to a live
-    # run registered in the system's state directory, none to this command
+    assert _stray_netns(before) == []
+
+
+def _stray_netns(before: set[str]) -> list[str]:
+    """Namespaces new since ``before`` that no live run claims. Other runs (a parallel test
+    worker, another engineer) may add namespaces meanwhile; every one of theirs belongs to
+    a live run registered in the system's state directory, none to the command checked."""
     others = runstate.live_run_ids(runstate.DEFAULT_STATE_DIR) if runstate.DEFAULT_STATE_DIR.is_dir() else set()
-    stray = [ns for ns in _netns() - before if naming.run_id_of(ns) not in others]
-    assert stray == []
+    return [ns for ns in _netns() - before if naming.run_id_of(ns) not in others]
 
 
 # -- the reference meter (dut.meter_pps) is a declared capability too ---------------------
@@ -171,7 +175,7 @@ def test_built_in_switches_declare_whether_they_meter(name, expected):
 
 
 def test_meter_on_a_switch_without_meters_is_one_line_exit_2_and_nothing_built():
-    before = set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
+    before = _netns()
     proc = subprocess.run(
         [sys.executable, "-m", "vsbench.cli.main", "--test", "phy2phy_meter", "--vswitch", "linux_bridge",
          "--test-params", "meter_pps=20000"],
@@ -180,5 +184,4 @@ def test_meter_on_a_switch_without_meters_is_one_line_exit_2_and_nothing_built()
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "cannot put a meter" in lines[0] and "dut.meter_pps=20000" in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
-    after = set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
-    assert after <= before
+    assert _stray_netns(before) == []
