@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from vsbench.interfaces import Collector
-from vsbench.system import cpu
+from vsbench.interfaces.host import cpu
 
 
 class CpuCollector(Collector):

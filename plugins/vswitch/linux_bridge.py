@@ -33,8 +33,8 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, VSwitch
-from vsbench.system import commands, cpu, host_check, naming
-from vsbench.system.resources import ResourceStack
+from vsbench.interfaces import ResourceStack, commands
+from vsbench.interfaces.host import cpu, host_check, naming
 
 log = logging.getLogger(__name__)
 

@@ -21,10 +21,12 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
-from vsbench.system import commands, cpu, dpdk_probe, hugepages
+from vsbench.interfaces import commands
+from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
+from vsbench.interfaces.settings import with_defaults
 
 from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats, pmd_stats_delta
-from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
+from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
 
 #: Bytes a packet-mmap frame needs beyond the L3 MTU: tpacket header and sockaddr

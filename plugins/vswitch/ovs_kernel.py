@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
-from vsbench.system import commands, cpu
+from vsbench.interfaces import commands
+from vsbench.interfaces.host import cpu
 
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase

@@ -21,9 +21,10 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
-from vsbench.system import commands
+from vsbench.interfaces import commands
+from vsbench.interfaces.settings import with_defaults
 
-from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
+from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs_kernel import OvsKernel, parse_upcall_show
 
 log = logging.getLogger(__name__)

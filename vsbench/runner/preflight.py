@@ -14,10 +14,11 @@ from typing import Any, Mapping, Sequence
 
 from vsbench.deployment import Deployment, DeploymentError
 from vsbench.deployment import get as get_deployment
-from vsbench.interfaces.plugin import Plugin
-from vsbench.measurement import profiles, rules
+from vsbench.interfaces.plugin import Plugin, RunParameters
+from vsbench.measurement import profiles
 from vsbench.measurement import warmup as warmups
 from vsbench.runner import plugins, traffic_types
+from vsbench.runner.plugin_context import RunParametersError, run_parameters
 from vsbench.runner.plan import TestPlan
 
 PLUGIN_KINDS = ("vswitch", "trafficgen", "vnf")
@@ -35,6 +36,8 @@ class CheckedPlan:
     collectors: list[type[Plugin]]
     deployment: type[Deployment]
     frame_sizes: list[int] = field(default_factory=list)
+    #: What the plan's plugins are given besides their settings (``context.run``).
+    run: RunParameters = field(default_factory=RunParameters)
 
 
 def _section(config: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
@@ -96,8 +99,8 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         raise PreflightError(f"{where}{exc}") from None
     try:
         # the switch generates its rule set only once it runs: a bad one is found here instead
-        rules.rule_set_from_config(config)
-    except rules.RuleSetError as exc:
+        run = run_parameters(config)
+    except RunParametersError as exc:
         raise PreflightError(f"{where}{exc}") from None
     _check_rule_set_support(config, classes["vswitch"], where)
     _check_meter_support(config, classes["vswitch"], where)
@@ -105,7 +108,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         traffic_types.check_generator(traffic, classes["trafficgen"])
     except traffic_types.TrafficTypeError as exc:
         raise PreflightError(f"{where}{exc}") from None
-    return CheckedPlan(classes, collectors, deployment, sizes)
+    return CheckedPlan(classes, collectors, deployment, sizes, run)
 
 
 def _check_rule_set_support(config: Mapping[str, Any], switch: type[Plugin], where: str) -> None:

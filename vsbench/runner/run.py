@@ -279,6 +279,8 @@ class Run:
 
     def context(self, plan_index: int, kind: str, name: str, config: Mapping[str, Any],
                 resources: ResourceStack, dut_netns: str | None = None) -> PluginContext:
+        """The plugin's own settings section and the plan's run parameters; never the
+        configuration itself (DESIGN.md principle 8)."""
         section = (config.get("collector") or {}) if kind == "collector" else (config.get(kind) or {})
         work_dir = self.claim.work_dir / f"p{plan_index}" if self.claim else None
         if work_dir is not None and not work_dir.exists():
@@ -290,7 +292,7 @@ class Run:
             settings=section.get(name) or {},
             log_dir=self.run_dir / "logs" / f"{plan_index}-{_slug(self.plans[plan_index].label)}",
             resources=resources,
-            run_config=config,
+            run=self.checked[plan_index].run,
             dut_netns=dut_netns,
             work_dir=work_dir,
         )

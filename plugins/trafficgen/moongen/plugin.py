@@ -36,7 +36,7 @@ from vsbench.interfaces.traffic import (
     line_rate_fps,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.system import commands
+from vsbench.interfaces import commands
 
 from vsbench_plugins.trafficgen.moongen import output
 from vsbench_plugins.trafficgen.remote_host import SSH_SETTINGS_SCHEMA, RemoteHost
