@@ -15,6 +15,7 @@ from vsbench.interfaces.host import cpu
 
 class CpuCollector(Collector):
     description: ClassVar[str] = "Per-CPU busy and softirq seconds during each trial (/proc/stat)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = {"type": ["object", "null"], "additionalProperties": False}
 
     _before: cpu.CpuSample | None = None

@@ -73,6 +73,7 @@ class LinuxBridge(VSwitch):
     """Linux kernel bridge (MAC learning, STP off) in the DUT namespace."""
 
     description: ClassVar[str] = "Linux kernel bridge (learning, STP off)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context) -> None:

@@ -95,6 +95,7 @@ class OvsDpdk(OvsSwitchBase):
     """Open vSwitch userspace datapath with DPDK (af_packet ports on veth, or PCI NICs)."""
 
     description: ClassVar[str] = "Open vSwitch with DPDK (userspace datapath, PMD threads)"
+    api_version: ClassVar[str] = "1.0"
     datapath_type: ClassVar[str] = "netdev"
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch-dpdk"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA

@@ -250,6 +250,7 @@ class OvsKernel(OvsSwitchBase):
     """Open vSwitch on the kernel datapath (openvswitch module), private instance."""
 
     description: ClassVar[str] = "Open vSwitch on the Linux kernel datapath (openvswitch module)"
+    api_version: ClassVar[str] = "1.0"
     datapath_type: ClassVar[str] = "system"
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA

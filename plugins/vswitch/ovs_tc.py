@@ -126,6 +126,7 @@ class OvsTc(OvsKernel):
     """Open vSwitch kernel datapath with TC flower offload (hw-offload=true)."""
 
     description: ClassVar[str] = "Open vSwitch with TC flower offload (OVS-TC; skip_hw = TC software path)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     required_modules: ClassVar[tuple[str, ...]] = ("openvswitch", "cls_flower", "act_mirred", "sch_ingress")
 

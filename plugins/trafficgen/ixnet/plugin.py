@@ -57,6 +57,7 @@ class IxNet(TrafficGenerator):
     """Keysight IxNetwork (hardware or virtual chassis) through its REST API server."""
 
     description: ClassVar[str] = "Keysight/Ixia IxNetwork via its REST API (ixnetwork-restpy)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:

@@ -88,6 +88,7 @@ class MoonGen(TrafficGenerator):
     """MoonGen (libmoon/DPDK) running a vsbench Lua script per trial."""
 
     description: ClassVar[str] = "MoonGen running vsbench's Lua trial script, locally or over ssh"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:

@@ -115,6 +115,7 @@ class Prox(TrafficGenerator):
     """PROX (DPDK packet generator) over its TCP/UNIX control socket."""
 
     description: ClassVar[str] = "PROX (samplevnf DPPD-PROX) driven over its control socket"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:

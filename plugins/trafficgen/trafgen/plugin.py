@@ -157,6 +157,7 @@ class Trafgen(TrafficGenerator):
     description: ClassVar[str] = (
         "netsniff-ng trafgen on the netns/veth testbed (tbf-paced), kernel-timestamped latency probes"
     )
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:

@@ -86,6 +86,7 @@ class Trex(TrafficGenerator):
     """TRex stateless server over its JSON-RPC/ZMQ control protocol (TRex >= v2.88)."""
 
     description: ClassVar[str] = "TRex stateless server over its JSON-RPC/ZMQ protocol (v2.88+)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:
