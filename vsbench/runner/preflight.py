@@ -17,9 +17,10 @@ from vsbench.deployment import get as get_deployment
 from vsbench.interfaces.plugin import Plugin, RunParameters
 from vsbench.measurement import profiles
 from vsbench.measurement import warmup as warmups
-from vsbench.runner import plugins, traffic_types
+from vsbench.runner import guard, plugins, traffic_types
 from vsbench.runner.plugin_context import RunParametersError, run_parameters
 from vsbench.runner.plan import TestPlan
+from vsbench.system.deadline import DeadlineExceeded
 
 PLUGIN_KINDS = ("vswitch", "trafficgen", "vnf")
 
@@ -52,11 +53,12 @@ def _load(kind: str, name: str) -> type[Plugin]:
         raise PreflightError(str(exc)) from None
 
 
-def _prerequisites(kind: str, cls: type[Plugin], settings: Mapping[str, Any]) -> None:
+def _prerequisites(kind: str, cls: type[Plugin], settings: Mapping[str, Any],
+                   policy: guard.DeadlinePolicy | None = None) -> None:
     try:
-        missing = cls.check_prerequisites(settings)
-    except Exception as exc:  # noqa: BLE001 - a plugin's check must not crash the CLI
-        raise PreflightError(f"{kind} {cls.name}: prerequisite check failed: {exc}") from None
+        missing = guard.call_class(cls, kind, "check_prerequisites", policy or guard.DeadlinePolicy(), settings)
+    except (guard.PluginFault, DeadlineExceeded) as exc:  # a plugin's check must not crash the CLI
+        raise PreflightError(str(exc)) from None
     if missing:
         raise PreflightError(
             f"{kind} {cls.name} cannot run here: missing " + "; ".join(str(m) for m in missing)
@@ -67,6 +69,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     config = plan.config
     where = f"{plan.label}: "
     classes: dict[str, type[Plugin]] = {}
+    policy = guard.DeadlinePolicy.from_config(config)
     for kind in PLUGIN_KINDS:
         section = config.get(kind) or {}
         name = section.get("name")
@@ -75,12 +78,12 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
                 continue
             raise PreflightError(f"{where}no {kind} selected ({kind}.name)")
         cls = _load(kind, name)
-        _prerequisites(kind, cls, _section(config, kind, name))
+        _prerequisites(kind, cls, _section(config, kind, name), policy)
         classes[kind] = cls
     collectors = []
     for name in config.get("collectors") or []:
         cls = _load("collector", name)
-        _prerequisites("collector", cls, _section(config, "collector", name))
+        _prerequisites("collector", cls, _section(config, "collector", name), policy)
         collectors.append(cls)
     test = config.get("test") or {}
     try:
