@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from vsbench.interfaces import Collector
-from vsbench.system import cpu
+from vsbench.interfaces.host import cpu
 
 
 class CpuCollector(Collector):
     description: ClassVar[str] = "Per-CPU busy and softirq seconds during each trial (/proc/stat)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = {"type": ["object", "null"], "additionalProperties": False}
 
     _before: cpu.CpuSample | None = None

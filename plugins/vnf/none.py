@@ -9,6 +9,7 @@ from vsbench.interfaces import SwitchPort, Vnf
 
 class NoVnf(Vnf):
     description: ClassVar[str] = "No VNF: the switch forwards port to port (p2p deployments)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = {"type": ["object", "null"], "additionalProperties": False}
 
     def start(self, ports: Sequence[SwitchPort]) -> None:

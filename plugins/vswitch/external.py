@@ -14,6 +14,7 @@ from vsbench.interfaces import PortSpec, SwitchPort, VSwitch
 
 class ExternalDut(VSwitch):
     description: ClassVar[str] = "A DUT vsbench does not manage (external device or generator-modelled DUT)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = {
         "type": ["object", "null"],
         "additionalProperties": False,

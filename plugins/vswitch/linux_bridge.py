@@ -33,8 +33,8 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, VSwitch
-from vsbench.system import commands, cpu, host_check, naming
-from vsbench.system.resources import ResourceStack
+from vsbench.interfaces import ResourceStack, commands
+from vsbench.interfaces.host import cpu, host_check, naming
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,7 @@ class LinuxBridge(VSwitch):
     """Linux kernel bridge (MAC learning, STP off) in the DUT namespace."""
 
     description: ClassVar[str] = "Linux kernel bridge (learning, STP off)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context) -> None:

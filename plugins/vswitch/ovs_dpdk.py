@@ -21,10 +21,12 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
-from vsbench.system import commands, cpu, dpdk_probe, hugepages
+from vsbench.interfaces import commands
+from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
+from vsbench.interfaces.settings import with_defaults
 
 from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats, pmd_stats_delta
-from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
+from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
 
 #: Bytes a packet-mmap frame needs beyond the L3 MTU: tpacket header and sockaddr
@@ -93,6 +95,7 @@ class OvsDpdk(OvsSwitchBase):
     """Open vSwitch userspace datapath with DPDK (af_packet ports on veth, or PCI NICs)."""
 
     description: ClassVar[str] = "Open vSwitch with DPDK (userspace datapath, PMD threads)"
+    api_version: ClassVar[str] = "1.0"
     datapath_type: ClassVar[str] = "netdev"
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch-dpdk"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA

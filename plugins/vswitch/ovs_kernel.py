@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
-from vsbench.system import commands, cpu
+from vsbench.interfaces import commands
+from vsbench.interfaces.host import cpu
 
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase
@@ -249,6 +250,7 @@ class OvsKernel(OvsSwitchBase):
     """Open vSwitch on the kernel datapath (openvswitch module), private instance."""
 
     description: ClassVar[str] = "Open vSwitch on the Linux kernel datapath (openvswitch module)"
+    api_version: ClassVar[str] = "1.0"
     datapath_type: ClassVar[str] = "system"
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA

@@ -21,9 +21,10 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
-from vsbench.system import commands
+from vsbench.interfaces import commands
+from vsbench.interfaces.settings import with_defaults
 
-from vsbench_plugins.vswitch.ovs.settings import ovs_schema, with_defaults
+from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs_kernel import OvsKernel, parse_upcall_show
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ class OvsTc(OvsKernel):
     """Open vSwitch kernel datapath with TC flower offload (hw-offload=true)."""
 
     description: ClassVar[str] = "Open vSwitch with TC flower offload (OVS-TC; skip_hw = TC software path)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     required_modules: ClassVar[tuple[str, ...]] = ("openvswitch", "cls_flower", "act_mirred", "sch_ingress")
 

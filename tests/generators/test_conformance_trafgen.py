@@ -20,6 +20,7 @@ from vsbench.runner import config as cfg
 from vsbench.runner import plugins
 from vsbench.system import commands, naming
 from vsbench.system.resources import ResourceStack
+from vsbench.runner.plugin_context import run_parameters
 
 pytestmark = pytest.mark.integration
 
@@ -79,7 +80,7 @@ def conformance_generator():
             trial_duration_s=1.0,
             rate_tolerance=0.1,  # a real kernel and a shared, noisy machine
             loss_tolerance=0.001,
-            run_config=defaults,
+            run=run_parameters(defaults),
         )
     finally:
         resources.close()

@@ -31,6 +31,7 @@ from vsbench_plugins.vswitch.ovs_kernel import (
     parse_dpctl_show,
 )
 from vsbench_plugins.vswitch.ovs_tc import OvsTc
+from vsbench.runner.plugin_context import run_parameters
 
 pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab]
 
@@ -121,7 +122,7 @@ def stack():
 
 def make_switch(cls, bed: MiniTestbed, stack: ResourceStack, tmp_path: Path, run_config: dict, **settings):
     context = PluginContext(run_id=bed.run_id, settings=settings, log_dir=tmp_path / "logs",
-                            resources=stack, run_config=run_config, dut_netns=bed.dut)
+                            resources=stack, run=run_parameters(run_config), dut_netns=bed.dut)
     switch = cls(context)
     switch.name = cls.__name__.lower()
     switch.start()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vsbench.interfaces import PluginContext, PluginError, PortSpec
+from vsbench.interfaces import PluginContext, PluginError, PortSpec, RunParameters
 from vsbench.system import cpu, hugepages, naming
 from vsbench.system.resources import ResourceStack
 from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
@@ -43,7 +43,7 @@ class Rig:
         self.testbed = testbed
         ctx = PluginContext(
             testbed.run_id, settings or {}, tmp_path / "logs", stack,
-            run_config={"dut": {"meter_pps": meter_pps}}, dut_netns=testbed.dut_netns,
+            run=RunParameters(meter_pps=meter_pps), dut_netns=testbed.dut_netns,
             work_dir=WORK_ROOT / testbed.run_id,  # as the runner's state dir
         )
         self.switch = OvsDpdk(ctx)

@@ -12,36 +12,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = "vsbench.interfaces"
 PLUGIN_TREES = ("plugins", "examples")
 
-#: Imports of vsbench modules other than the contract that plugins still make (issue 11
-#: item 1, not finished). A ratchet: a new pair fails, and so does a listed pair that is
-#: gone (remove it here), so this list only shrinks until it is empty.
-KNOWN_PLUGIN_REACH = {
-    ("plugins/collector/cpu.py", "vsbench.system"),
-    ("plugins/trafficgen/moongen/plugin.py", "vsbench.system"),
-    ("plugins/trafficgen/prox/plugin.py", "vsbench.system"),
-    ("plugins/trafficgen/trafgen/floor.py", "vsbench.system"),
-    ("plugins/trafficgen/trafgen/floor.py", "vsbench.system.netlink"),
-    ("plugins/trafficgen/trafgen/floor.py", "vsbench.system.resources"),
-    ("plugins/trafficgen/trafgen/floor.py", "vsbench.system.testbed"),
-    ("plugins/trafficgen/trafgen/plugin.py", "vsbench.system"),
-    ("plugins/trafficgen/trafgen/plugin.py", "vsbench.system.commands"),
-    ("plugins/trafficgen/trafgen/plugin.py", "vsbench.system.netlink"),
-    ("plugins/trafficgen/trafgen/plugin.py", "vsbench.system.testbed"),
-    ("plugins/trafficgen/trafgen/probes.py", "vsbench.system.commands"),
-    ("plugins/vswitch/linux_bridge.py", "vsbench.system"),
-    ("plugins/vswitch/linux_bridge.py", "vsbench.system.resources"),
-    ("plugins/vswitch/ovs/ctl.py", "vsbench.system"),
-    ("plugins/vswitch/ovs/instance.py", "vsbench.system"),
-    ("plugins/vswitch/ovs/instance.py", "vsbench.system.resources"),
-    ("plugins/vswitch/ovs/switch.py", "vsbench.measurement"),
-    ("plugins/vswitch/ovs/switch.py", "vsbench.system"),
-    ("plugins/vswitch/ovs/switch.py", "vsbench.system.resources"),
-    ("plugins/vswitch/ovs_dpdk.py", "vsbench.system"),
-    ("plugins/vswitch/ovs_kernel.py", "vsbench.system"),
-    ("plugins/vswitch/ovs_tc.py", "vsbench.system"),
-}
-
-
 def imported_modules(path: Path, *, submodules: bool = True) -> list[str]:
     """Absolute module names a file imports; with ``submodules``, ``from a import b`` also
     as ``a.b`` (b may be a submodule)."""
@@ -121,27 +91,68 @@ def test_no_import_cycles_in_vsbench():
     assert not found, "import cycles in vsbench/:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
-def plugin_reach() -> set[tuple[str, str]]:
-    """(file, module) for every vsbench module other than the contract a plugin imports."""
-    reach = set()
+def plugin_files() -> list[Path]:
+    files = []
     for tree in PLUGIN_TREES:
         for path in sorted((ROOT / tree).rglob("*.py")) if (ROOT / tree).is_dir() else []:
             if ".venv" in path.parts or "build" in path.parts:
                 continue
-            for module in imported_modules(path, submodules=False):
-                if module.split(".")[0] != "vsbench":
-                    continue
-                if module == CONTRACT or module.startswith(CONTRACT + "."):
-                    continue
-                reach.add((str(path.relative_to(ROOT)), module))
+            files.append(path)
+    return files
+
+
+def plugin_reach() -> set[tuple[str, str]]:
+    """(file, module) for every vsbench module other than the contract a plugin imports."""
+    reach = set()
+    for path in plugin_files():
+        for module in imported_modules(path, submodules=False):
+            if module.split(".")[0] != "vsbench":
+                continue
+            if module == CONTRACT or module.startswith(CONTRACT + "."):
+                continue
+            reach.add((str(path.relative_to(ROOT)), module))
     return reach
 
 
+def test_plugin_files_are_found():
+    names = {str(p.relative_to(ROOT)) for p in plugin_files()}
+    assert "plugins/vswitch/ovs/switch.py" in names
+
+
 def test_plugins_import_only_the_contract():
-    reach = plugin_reach()
-    new = sorted(reach - KNOWN_PLUGIN_REACH)
-    assert not new, ("plugins may import only vsbench.interfaces; new imports of other vsbench "
-                     "modules:\n" + "\n".join(f"{f} imports {m}" for f, m in new))
-    gone = sorted(KNOWN_PLUGIN_REACH - reach)
-    assert not gone, ("no longer imported -- remove from KNOWN_PLUGIN_REACH:\n"
-                      + "\n".join(f"{f} {m}" for f, m in gone))
+    reach = sorted(plugin_reach())
+    assert not reach, ("plugins may import only vsbench.interfaces (the plugin contract); "
+                       "imports of other vsbench modules:\n" + "\n".join(f"{f} imports {m}" for f, m in reach))
+
+
+def contract_names_used(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every ``from vsbench.interfaces... import name`` in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and (
+                node.module == CONTRACT or node.module.startswith(CONTRACT + ".")):
+            found += [(node.module, alias.name) for alias in node.names]
+    return found
+
+
+def test_plugins_use_only_published_names():
+    """What a contract module lists in ``__all__`` is the API; a plugin importing anything
+    else from it (a helper the module happens to import) would break when that changes."""
+    import importlib
+
+    wrong = []
+    for path in plugin_files():
+        for module, name in contract_names_used(path):
+            mod = importlib.import_module(module)
+            public = getattr(mod, "__all__", None)
+            if public is None:
+                continue  # a module of the contract's own definitions: every public name
+            if name not in public and not _is_submodule(module, name):
+                wrong.append(f"{path.relative_to(ROOT)}: {name} is not in {module}.__all__")
+    assert not wrong, "\n".join(wrong)
+
+
+def _is_submodule(module: str, name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(f"{module}.{name}") is not None

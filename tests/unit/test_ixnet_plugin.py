@@ -20,6 +20,7 @@ from vsbench.interfaces.traffic import FlowFields, GeneratorPort, TrafficProfile
 from vsbench.measurement.search import Goal, SearchConfig, search
 from vsbench.system.resources import ResourceStack
 from vsbench_plugins.trafficgen.ixnet import IxNet
+from vsbench.runner.plugin_context import run_parameters
 
 PASSWORD = "Pw-7f3c1e-not-admin"
 API_KEY = "5e1f0c2d9a8b47c6b3e2d1f0a9b8c7d6"
@@ -65,7 +66,7 @@ def make_gen(tmp_path):
         stack = ResourceStack()
         stacks.append(stack)
         ctx = PluginContext(run_id=run_id, settings=settings, log_dir=tmp_path, resources=stack,
-                            run_config=run_config or {})
+                            run=run_parameters(run_config or {}))
         return IxNet(ctx), stack
 
     yield make

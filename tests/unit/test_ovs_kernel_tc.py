@@ -12,10 +12,11 @@ import jsonschema
 import pytest
 import yaml
 
-from vsbench.interfaces import PluginContext, PluginError
+from vsbench.interfaces import PluginContext
+from vsbench.interfaces.settings import schema_defaults
+from vsbench.runner.plugin_context import RunParametersError, run_parameters
 from vsbench.system.resources import ResourceStack
 from vsbench_plugins.vswitch import ovs_kernel, ovs_tc
-from vsbench_plugins.vswitch.ovs.settings import schema_defaults
 from vsbench_plugins.vswitch.ovs_kernel import OvsKernel, module_status
 from vsbench_plugins.vswitch.ovs_tc import OvsTc
 
@@ -98,11 +99,15 @@ def test_tc_other_config_turns_offload_on_with_the_policy(tmp_path):
     assert "hw-offload" not in OvsKernel(ctx).other_config()
 
 
-def test_a_bad_rule_set_is_a_plugin_error(tmp_path):
-    ctx = PluginContext(run_id="abc123", settings={}, log_dir=tmp_path, resources=ResourceStack(),
-                        run_config={"dut": {"rules": 10}, "traffic": {"flows": 20}})
-    with pytest.raises(PluginError, match="exceeds dut.rules=10"):
-        OvsKernel(ctx).rule_set()
+def test_a_bad_rule_set_is_refused_before_the_switch_sees_it():
+    with pytest.raises(RunParametersError, match="exceeds dut.rules=10"):
+        run_parameters({"dut": {"rules": 10}, "traffic": {"flows": 20}})
+
+
+def test_the_switch_is_given_the_run_rule_set(tmp_path):
+    run = run_parameters({"dut": {"rules": 20}, "traffic": {"flows": 20}})
+    ctx = PluginContext(run_id="abc123", settings={}, log_dir=tmp_path, resources=ResourceStack(), run=run)
+    assert OvsKernel(ctx).rule_set() == run.rule_set and run.rule_set.rules == 20
 
 
 # --------------------------------------------------------------------------- parsers

@@ -214,7 +214,8 @@ def test_every_plan_of_a_run_with_a_failed_plan_is_reported(tmp_path, testkit):
     assert code == 1
     run_dir = only_run_dir(testkit)
     page = check_page(run_dir / "report.html")
-    assert ("error", "phy2phy_tput (plan 0) plan failed: model generator lost its connection") in page.items
+    assert ("error", "phy2phy_tput (plan 0) plan failed: trafficgen model_gen: run_trial: "
+            "model generator lost its connection") in page.items
     good_ndr = results_of(run_dir)["tests"][1]["frame_sizes"][0]["points"][0]
     assert any(r[1] == fixed(good_ndr["throughput_fps"]) for r in page.rows_starting_with("64"))
 

@@ -217,7 +217,8 @@ def test_plugin_failure_fails_the_plan_keeps_its_trials_and_the_next_plan_runs(t
     results = json.loads((run_dir / "results.json").read_text())
     assert results["status"] == "failed"
     first, second = results["tests"]
-    assert first["status"] == "failed" and first["error"] == "model generator lost its connection"
+    assert first["status"] == "failed"
+    assert first["error"] == "trafficgen model_gen: run_trial: model generator lost its connection"
     assert first["frame_sizes"][0]["status"] == "failed"
     assert first["frame_sizes"][1]["status"] == "not-run"
     assert second["status"] == "complete"

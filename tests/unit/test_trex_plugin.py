@@ -22,6 +22,7 @@ from vsbench.interfaces.traffic import FlowFields, GeneratorPort, TrafficProfile
 from vsbench.measurement.search import Goal, SearchConfig, search
 from vsbench.system.resources import ResourceStack
 from vsbench_plugins.trafficgen.trex import Trex
+from vsbench.runner.plugin_context import run_parameters
 
 PORTS = [GeneratorPort(0, "0"), GeneratorPort(1, "1")]
 
@@ -50,7 +51,7 @@ def make_gen(tmp_path):
         stack = ResourceStack()
         stacks.append(stack)
         ctx = PluginContext(run_id="abc123", settings=settings, log_dir=tmp_path,
-                            resources=stack, run_config=run_config or {})
+                            resources=stack, run=run_parameters(run_config or {}))
         return Trex(ctx), stack
 
     yield make

@@ -1,5 +1,7 @@
 """The common validity rules: generator shortfall and rx>tx are never counted as DUT loss."""
 
+import pytest
+
 from vsbench.interfaces.traffic import TrialResult
 from vsbench.measurement import validity
 
@@ -42,3 +44,56 @@ def test_generator_own_verdict_is_kept_alongside_ours():
 
 def test_zero_length_trial_has_nothing_to_judge_on_tx():
     assert validity.judge(_trial(0, 0, load=0.0)).valid
+
+
+# --------------------------------------------------------------------------- inconsistent results
+
+from vsbench.interfaces.traffic import DirectionCounters  # noqa: E402
+
+
+def test_negative_or_fractional_counters_are_inconsistent():
+    assert validity.judge(_trial(-5, 0)).tags == ("inconsistent",)
+    assert validity.judge(_trial(1000, 999.5)).tags == ("inconsistent",)
+    assert validity.judge(_trial(True, 0)).tags == ("inconsistent",)
+
+
+def test_directions_must_add_up():
+    bad = _trial(1000, 1000, directions=(DirectionCounters(0, 1, 400, 400), DirectionCounters(1, 0, 500, 500)))
+    verdict = validity.judge(bad)
+    assert verdict.tags == ("inconsistent",) and "add up to 900" in verdict.reasons[0]
+
+
+def test_the_result_must_echo_what_was_asked():
+    asked = validity.Asked(load_fps=1000.0, duration_s=1.0, frame_size_bytes=64)
+    assert validity.judge(_trial(1000, 1000), asked).valid
+    assert validity.judge(_trial(1000, 1000, load=2000.0), asked).tags == ("inconsistent",)
+    assert "asked 128 B" in validity.judge(_trial(1000, 1000), validity.Asked(1000.0, 1.0, 128)).reasons[0]
+
+
+def test_sending_time_far_from_the_trial():
+    assert validity.judge(_trial(1000, 1000, tx_duration_s=0.1)).tags == ("inconsistent",)
+    late = validity.judge(_trial(1000, 1000, tx_duration_s=5.0))
+    assert late.tags == ("generator-limited",) and "took 5 s" in late.reasons[0]
+    assert validity.judge(_trial(1000, 1000, tx_duration_s=1.3)).valid
+
+
+def test_untrusted_reasons_are_told_from_a_generator_limit():
+    assert validity.untrusted("inconsistent: tx_frames is negative (-5)")
+    assert validity.untrusted("generator-limited: sent 5 of 10; rx-exceeds-tx: received 6 > sent 5")
+    assert validity.untrusted("deadline: x did not return")
+    assert not validity.untrusted("generator-limited: sent 5 of 10 intended frames (50.00%)")
+    assert not validity.untrusted(None)
+
+
+def test_untrusted_trials_never_lower_max_load():
+    from vsbench.measurement.search import SearchConfig
+    from vsbench.measurement.search.measurer import GeneratorExhausted, Measurer
+
+    def nonsense(load, duration):
+        checked, _ = validity.apply(TrialResult(load, duration, 64, tx_frames=-1, rx_frames=0))
+        return checked
+
+    m = Measurer(nonsense, SearchConfig(max_load_fps=1e6, min_load_fps=1e3, invalid_retries=1))
+    with pytest.raises(GeneratorExhausted, match="cannot be used"):
+        m.measure(5e5, 1.0)
+    assert m.max_load_fps == 1e6 and m.invalid_trials == 2

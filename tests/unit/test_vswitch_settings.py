@@ -9,8 +9,9 @@ import yaml
 from vsbench.interfaces import PluginContext, PluginError, PortSpec
 from vsbench.system.resources import ResourceStack
 from vsbench_plugins.vswitch.linux_bridge import LinuxBridge
-from vsbench_plugins.vswitch.ovs.settings import schema_defaults, with_defaults
+from vsbench.interfaces.settings import schema_defaults, with_defaults
 from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
+from vsbench.runner.plugin_context import RunParametersError, run_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,7 +77,7 @@ def test_masks_must_name_online_cpus():
 
 def plugin(settings=None, run_config=None):
     ctx = PluginContext("a1b2c3", settings or {}, Path("/nonexistent"), ResourceStack(),
-                        run_config=run_config or {}, dut_netns="vsb-a1b2c3-dut")
+                        run=run_parameters(run_config or {}), dut_netns="vsb-a1b2c3-dut")
     return OvsDpdk(ctx)
 
 
@@ -123,8 +124,8 @@ def test_other_config_carries_placement_and_memory():
 
 @pytest.mark.parametrize("value", [0, -5, "fast", True])
 def test_meter_pps_must_be_positive(value):
-    with pytest.raises(PluginError, match="meter_pps"):
-        plugin(run_config={"dut": {"meter_pps": value}}).meter_pps()
+    with pytest.raises(RunParametersError, match="meter_pps"):
+        run_parameters({"dut": {"meter_pps": value}})
 
 
 def test_meter_pps_absent_means_no_meter():
@@ -140,8 +141,8 @@ def test_not_started_is_a_plugin_error():
 
 @pytest.mark.parametrize("value", [0, -2, "2", True])
 def test_meter_window_must_be_positive_seconds(value):
-    with pytest.raises(PluginError, match="meter_window_s"):
-        plugin(run_config={"dut": {"meter_window_s": value}}).meter_window_s()
+    with pytest.raises(RunParametersError, match="meter_window_s"):
+        run_parameters({"dut": {"meter_window_s": value}})
 
 
 def test_meter_window_absent_means_plain_meter():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vsbench.runner import plugins
@@ -32,14 +33,26 @@ def _summary(text: str, limit: int = 72) -> str:
 
 
 def print_plugins(console: Console) -> None:
-    table = Table(title="Plugins")
+    """Every registered plugin: kind, name, the package that registers it (name and
+    version), built-in or third-party, the plugin API it targets, and its description --
+    or, in red, why it cannot be used (a load error, an incompatible API)."""
+    infos = plugins.describe_all()
+    table = Table(title=f"Plugins (this vsbench provides plugin API {plugins.provided_api()})")
     table.add_column("kind", no_wrap=True)
     table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("package", no_wrap=True)
+    table.add_column("version", no_wrap=True)
+    table.add_column("distribution", no_wrap=True)
+    table.add_column("api", no_wrap=True)
     table.add_column("description")
-    table.add_column("from", no_wrap=True)
-    for info in plugins.describe_all():
-        if info.load_error:
-            table.add_row(info.kind, info.name, f"[red]cannot load: {info.load_error}[/red]", "")
-        else:
-            table.add_row(info.kind, info.name, info.description, info.distribution)
+    for info in infos:
+        detail = escape(info.description)
+        if info.problem:
+            detail = f"[red]{escape(info.problem)}[/red]"
+        table.add_row(info.kind, info.name, escape(info.distribution), escape(info.version), info.origin,
+                      escape(info.api_version or "-"), detail)
     console.print(table)
+    unusable = [i for i in infos if not i.usable]
+    if unusable:
+        console.print(f"{len(unusable)} plugin(s) cannot be used here (see the red lines); "
+                      "the others are unaffected.", markup=False, highlight=False)

@@ -63,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read testcases from DIR instead of the installed ones")
     parser.add_argument("--conf-dir", metavar="DIR", type=Path,
                         help="read default configuration from DIR instead of the installed one")
-    parser.add_argument("-v", "--debug", action="store_true",
-                        help="log debug messages and show tracebacks of internal errors")
+    parser.add_argument("-v", "--verbose", "--debug", dest="debug", action="store_true",
+                        help="log debug messages and show tracebacks (of internal errors and of "
+                             "a plugin's faults)")
     parser.add_argument("--version", action="version", version=f"vsbench {__version__}")
     return parser
 
@@ -237,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # 80 columns would be unreadable, so give it room.
     out = Console() if sys.stdout.isatty() else Console(width=200)
     err = Console(stderr=True)
-    debug = "--debug" in argv or "-v" in argv
+    debug = any(a in ("--debug", "-v", "--verbose") for a in argv)
     try:
         if argv and argv[0] == "cleanup":
             return run_cleanup(argv[1:], err)

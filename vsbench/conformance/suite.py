@@ -62,7 +62,7 @@ class Harness:
             settings=dict(self.target.settings if settings is None else settings),
             log_dir=log_dir,
             resources=stack,
-            run_config=dict(self.target.run_config),
+            run=self.target.run,
             work_dir=work_dir,
         )
         gen = self.target.plugin(context)

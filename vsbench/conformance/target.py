@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from vsbench.interfaces.plugin import RunParameters
 from vsbench.interfaces.traffic import GeneratorPort, TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
 
@@ -50,5 +51,6 @@ class ConformanceTarget:
     unreachable_settings: Mapping[str, Any] | None = None
     unreachable_address: str | None = None
     dut_latency_ns: tuple[float, float] | None = None
-    run_config: Mapping[str, Any] = field(default_factory=dict)
+    #: What the plugin is given as ``context.run`` (drain time, probe rate, flow fields).
+    run: RunParameters = field(default_factory=RunParameters)
     leak_check: Callable[[], list[str]] | None = None

@@ -1,6 +1,7 @@
 """Run one trial the way every trial of a run is run: measure, judge, persist, report.
 
-``generator.run_trial`` -> common validity rules (:mod:`vsbench.measurement.validity`) ->
+``generator.run_trial`` -> common validity rules (:mod:`vsbench.measurement.validity`,
+against what was asked: a plugin's result is third-party data) ->
 one line appended to ``trials.jsonl`` and fsync-ed -> progress callback. Only then does
 the caller (a search, a fixed-rate test) see the result, so no trial that influenced a
 decision can be missing from disk (DESIGN.md principle 4).
@@ -13,12 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from vsbench.interfaces.collector import Collector
-from vsbench.interfaces.traffic import TrialResult
+from vsbench.interfaces.traffic import MIN_FRAME_SIZE_BYTES, TrialResult
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.vswitch import VSwitch
 from vsbench.measurement import validity
@@ -26,6 +30,7 @@ from vsbench.measurement import warmup as warmups
 from vsbench.measurement.warmup import WarmupPlan
 from vsbench.results.model import TRIAL_ROLES, TrialIdentity, TrialRecord
 from vsbench.results.trial_log import TrialLog
+from vsbench.system.deadline import DeadlineExceeded
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +107,9 @@ class TrialRunner:
         self.identity = identity
         self.collectors = list(collectors)
         self.records: list[TrialRecord] = []
+        #: The frame size of the profile the generator is configured with (set by the
+        #: runner per profile): what every trial is checked to echo.
+        self.frame_size_bytes: int | None = None
 
     def run(
         self, load_fps: float, duration_s: float, *, role: str, latency: bool = False,
@@ -112,21 +120,50 @@ class TrialRunner:
         A warm-up trial passes its ``warmup`` plan: what it covered is written with it."""
         if role not in TRIAL_ROLES:
             raise ValueError(f"unknown trial role {role!r}")
+        asked = validity.Asked(float(load_fps), float(duration_s), self.frame_size_bytes)
+        rec = self._measure(
+            "run_trial", lambda: self.generator.run_trial(float(load_fps), float(duration_s), latency=latency),
+            asked, role=role, latency=latency, sample_switch=True, warmup=warmup)
+        if not rec.result.valid:
+            log.info("trial at %.0f fps invalid: %s", load_fps, rec.result.invalid_reason)
+        return rec
+
+    def _measure(self, call: str, measure: Callable[[], Any], asked: validity.Asked, *, role: str,
+                 latency: bool, sample_switch: bool, warmup: WarmupPlan | None = None) -> TrialRecord:
+        """Run ``measure`` (one generator call) between the samples, judge, persist.
+
+        What the generator returns is checked before anything reads it: something that is
+        not a :class:`TrialResult` is recorded as an inconsistent trial (zero counters) and
+        the run goes on; a call that misses its deadline is recorded as an invalid trial
+        with the reason, then the :class:`DeadlineExceeded` goes on up (the run ends)."""
         started_at = utc_now_iso()
-        self._switch_begin()
+        if sample_switch:
+            self._switch_begin()
         self._begin_collectors()
         t0 = time.monotonic()
-        # a trial that raises leaves the switch's 'before' sample; the next trial_begin replaces it
-        result = self.generator.run_trial(float(load_fps), float(duration_s), latency=latency)
+        missed: DeadlineExceeded | None = None
+        try:
+            # a trial that raises leaves the switch's 'before' sample; the next trial_begin replaces it
+            result = measure()
+        except DeadlineExceeded as exc:
+            missed = exc
+            result = None
         wall_s = time.monotonic() - t0
         collected = self._end_collectors()
-        switch = self._switch_end()
-        if result.effective_duration_s is None:
-            # The wall time the trial cost, so time budgets and reports see the overhead.
-            result = dataclasses.replace(result, effective_duration_s=wall_s)
-        checked, verdict = validity.apply(result)
-        if not verdict.valid:
-            log.info("trial at %.0f fps invalid: %s", load_fps, "; ".join(verdict.reasons))
+        switch = self._switch_end() if sample_switch else {}
+        if missed is not None or not isinstance(result, TrialResult):
+            reason = (f"{validity.DEADLINE}: {missed}" if missed is not None else
+                      f"{validity.INCONSISTENT}: {call} returned {type(result).__name__}, not a TrialResult")
+            checked, verdict = self._placeholder(asked, reason, wall_s), validity.Verdict((reason,))
+        else:
+            if result.effective_duration_s is None:
+                # The wall time the trial cost, so time budgets and reports see the overhead.
+                result = dataclasses.replace(result, effective_duration_s=wall_s)
+            if asked.burst_frames is not None and result.burst_frames is None:
+                result = dataclasses.replace(result, burst_frames=asked.burst_frames)
+            checked, verdict = validity.apply(result, asked)
+            if validity.INCONSISTENT in verdict.tags:
+                checked = _recordable(checked, asked)
         rec = self.sink.record(
             self.identity,
             role,
@@ -139,7 +176,24 @@ class TrialRunner:
             warmup=None if warmup is None else warmups.coverage(warmup, checked),
         )
         self.records.append(rec)
+        if missed is not None:
+            raise missed
         return rec
+
+    def _placeholder(self, asked: validity.Asked, reason: str, wall_s: float) -> TrialResult:
+        """The record of a trial whose result cannot be used: what was asked, nothing
+        counted, invalid with ``reason``."""
+        return TrialResult(
+            intended_load_fps=float(asked.load_fps or 0.0),
+            intended_duration_s=float(asked.duration_s or 0.0),
+            frame_size_bytes=int(asked.frame_size_bytes or 0),
+            tx_frames=0,
+            rx_frames=0,
+            effective_duration_s=wall_s,
+            valid=False,
+            invalid_reason=reason,
+            burst_frames=asked.burst_frames,
+        )
 
     def trial_fn(self, role: str = "search", latency: bool = False) -> Callable[[float, float], TrialResult]:
         """A ``(load_fps, duration_s) -> TrialResult`` callable for the search engine."""
@@ -157,19 +211,9 @@ class TrialRunner:
         if it had been measured); collectors run as for any trial. The same validity rules
         apply: a floor the generator says it could not measure as asked is marked invalid.
         """
-        started_at = utc_now_iso()
-        self._begin_collectors()
-        t0 = time.monotonic()
-        result = self.generator.measure_latency_floor(float(duration_s))
-        wall_s = time.monotonic() - t0
-        collected = self._end_collectors()
-        if result.effective_duration_s is None:
-            result = dataclasses.replace(result, effective_duration_s=wall_s)
-        checked, verdict = validity.apply(result)
-        rec = self.sink.record(self.identity, "floor", checked, verdict, started_at=started_at,
-                               latency_requested=True, collectors=collected)
-        self.records.append(rec)
-        return rec
+        asked = validity.Asked(0.0, float(duration_s), self.frame_size_bytes)
+        return self._measure("measure_latency_floor", lambda: self.generator.measure_latency_floor(float(duration_s)),
+                             asked, role="floor", latency=True, sample_switch=False)
 
     def record_of(self, result: TrialResult) -> TrialRecord | None:
         """The record of a result this runner returned (by identity), or None."""
@@ -225,22 +269,55 @@ class TrialRunner:
         ``rate_fps`` is None; measured, judged and made durable exactly as :meth:`run` does."""
         if role not in TRIAL_ROLES:
             raise ValueError(f"unknown trial role {role!r}")
-        started_at = utc_now_iso()
-        self._switch_begin()
-        self._begin_collectors()
-        t0 = time.monotonic()
-        result = self.generator.run_burst(int(frames), rate_fps=rate_fps, latency=latency)
-        wall_s = time.monotonic() - t0
-        collected = self._end_collectors()
-        switch = self._switch_end()
-        if result.effective_duration_s is None:
-            result = dataclasses.replace(result, effective_duration_s=wall_s)
-        if result.burst_frames is None:
-            result = dataclasses.replace(result, burst_frames=int(frames))
-        checked, verdict = validity.apply(result)
-        if not verdict.valid:
-            log.info("burst of %d frames invalid: %s", frames, "; ".join(verdict.reasons))
-        rec = self.sink.record(self.identity, role, checked, verdict, started_at=started_at,
-                               latency_requested=latency, collectors=collected, switch=switch)
-        self.records.append(rec)
+        asked = validity.Asked(rate_fps, None, self.frame_size_bytes, burst_frames=int(frames))
+        rec = self._measure("run_burst", lambda: self.generator.run_burst(int(frames), rate_fps=rate_fps, latency=latency),
+                            asked, role=role, latency=latency, sample_switch=True)
+        if not rec.result.valid:
+            log.info("burst of %d frames invalid: %s", frames, rec.result.invalid_reason)
         return rec
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` as a count of frames, if it is one (a non-negative whole number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        return None
+    return int(value)
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _recordable(result: TrialResult, asked: validity.Asked) -> TrialResult:
+    """An inconsistent result in a form every output can hold (trials.jsonl's schema):
+    the asked load, duration and frame size; the counters where they are whole
+    non-negative numbers (else 0); and what the plugin reported, verbatim, in
+    ``generator_stats["reported"]`` -- nothing of it is lost, and nothing of it is used."""
+    reported = {name: repr(getattr(result, name)) for name in (
+        "intended_load_fps", "intended_duration_s", "frame_size_bytes", "tx_frames", "rx_frames",
+        "directions", "tx_duration_s", "effective_duration_s")}
+    size = asked.frame_size_bytes
+    if size is None:
+        size = result.frame_size_bytes if _whole(result.frame_size_bytes) else MIN_FRAME_SIZE_BYTES
+    directions = tuple(d for d in result.directions
+                       if _whole(d.tx_frames) is not None and _whole(d.rx_frames) is not None)
+    stats = dict(result.generator_stats) if isinstance(result.generator_stats, dict) else {}
+    return TrialResult(
+        intended_load_fps=float(asked.load_fps if asked.load_fps is not None
+                                else _finite(result.intended_load_fps) or 0.0),
+        intended_duration_s=float(asked.duration_s if asked.duration_s is not None
+                                  else _finite(result.intended_duration_s) or 0.0),
+        frame_size_bytes=int(size),
+        tx_frames=_whole(result.tx_frames) or 0,
+        rx_frames=_whole(result.rx_frames) or 0,
+        directions=directions if len(directions) == len(result.directions) else (),
+        tx_duration_s=_finite(result.tx_duration_s),
+        effective_duration_s=_finite(result.effective_duration_s),
+        valid=False,
+        invalid_reason=result.invalid_reason,
+        generator_stats={**stats, "reported": reported},
+        burst_frames=result.burst_frames if _whole(result.burst_frames) else asked.burst_frames,
+    )

@@ -4,7 +4,11 @@ A generator reports what it sent and what came back; whether that trial may be c
 all is decided here, once, for every generator (DESIGN.md principle 2). The rules exist
 because of real failures in older tools: frames a generator never sent were counted as loss
 in the device under test (CSIT-1781, TRex#442), and duplicated or stray frames produced a
-negative loss that was silently read as zero loss.
+negative loss that was silently read as zero loss. A generator plugin is also third-party
+code: a result that contradicts itself or the trial that was asked for (negative or
+fractional counters, directions that do not add up, another load, duration or frame size,
+sending that took far longer or shorter than the trial) is ``inconsistent`` and never
+used -- not for loss, not to lower the generator's maximum load.
 
 Pure functions, no I/O.
 """
@@ -12,7 +16,10 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from vsbench.interfaces.traffic import TrialResult
 
@@ -22,6 +29,27 @@ MIN_TX_SHARE = 0.999
 GENERATOR_LIMITED = "generator-limited"
 RX_EXCEEDS_TX = "rx-exceeds-tx"
 GENERATOR_VERDICT = "generator"
+INCONSISTENT = "inconsistent"
+DEADLINE = "deadline"
+#: Tags of a trial whose counters cannot be trusted at all (not even what was sent).
+UNTRUSTED_TAGS = frozenset({RX_EXCEEDS_TX, INCONSISTENT, DEADLINE})
+#: A reported sending time under MIN x the trial duration is inconsistent; over MAX x it
+#: (+ slack) the generator could not hold the rate (generator-limited).
+MIN_TX_DURATION_SHARE = 0.5
+MAX_TX_DURATION_SHARE = 2.0
+TX_DURATION_SLACK_S = 0.5
+#: Relative tolerance of the echoed load and duration.
+ECHO_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the trial was asked to do, to check the result against."""
+
+    load_fps: float | None = None
+    duration_s: float | None = None
+    frame_size_bytes: int | None = None
+    burst_frames: int | None = None
 
 
 @dataclass(frozen=True)
@@ -29,7 +57,8 @@ class Verdict:
     """Why a trial is invalid (empty ``reasons`` means valid).
 
     Each reason is a short tag, optionally followed by ``": detail"``, so tools can match
-    on the tag: ``generator-limited``, ``rx-exceeds-tx`` or ``generator: <its own reason>``.
+    on the tag: ``generator-limited``, ``rx-exceeds-tx``, ``inconsistent``, ``deadline``
+    or ``generator: <its own reason>``.
     """
 
     reasons: tuple[str, ...] = ()
@@ -43,9 +72,84 @@ class Verdict:
         return tuple(r.split(":", 1)[0] for r in self.reasons)
 
 
-def judge(result: TrialResult) -> Verdict:
+def inconsistencies(result: TrialResult, asked: Asked | None = None) -> list[str]:
+    """What makes ``result`` contradict itself or ``asked`` (empty when nothing does)."""
+    found: list[str] = []
+    counters = [("tx_frames", result.tx_frames), ("rx_frames", result.rx_frames)]
+    for d in result.directions:
+        counters += [(f"direction {d.tx_port}->{d.rx_port} tx_frames", d.tx_frames),
+                     (f"direction {d.tx_port}->{d.rx_port} rx_frames", d.rx_frames)]
+    for name, value in counters:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            found.append(f"{name} is {value!r}, not a whole number of frames")
+        elif value < 0:
+            found.append(f"{name} is negative ({value})")
+    if found:
+        return found
+    if result.directions:
+        tx_sum = sum(int(d.tx_frames) for d in result.directions)
+        rx_sum = sum(int(d.rx_frames) for d in result.directions)
+        if (tx_sum, rx_sum) != (result.tx_frames, result.rx_frames):
+            found.append(f"directions add up to {tx_sum} sent / {rx_sum} received, "
+                         f"the totals say {result.tx_frames} / {result.rx_frames}")
+    for name in ("intended_load_fps", "intended_duration_s", "tx_duration_s", "effective_duration_s"):
+        value = getattr(result, name)
+        if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0):
+            found.append(f"{name} is {value!r}")
+    if found:
+        return found
+    if asked is not None:
+        if asked.frame_size_bytes is not None and result.frame_size_bytes != asked.frame_size_bytes:
+            found.append(f"frame size {result.frame_size_bytes} B, asked {asked.frame_size_bytes} B")
+        if asked.burst_frames is None:
+            if asked.load_fps is not None and not _close(result.intended_load_fps, asked.load_fps):
+                found.append(f"reports a load of {result.intended_load_fps:g} fps, asked {asked.load_fps:g} fps")
+            if asked.duration_s is not None and not _close(result.intended_duration_s, asked.duration_s):
+                found.append(f"reports a duration of {result.intended_duration_s:g} s, asked {asked.duration_s:g} s")
+        elif result.burst_frames is not None and result.burst_frames != asked.burst_frames:
+            found.append(f"reports a burst of {result.burst_frames} frames, asked {asked.burst_frames}")
+    duration = result.intended_duration_s
+    if (result.tx_duration_s is not None and result.burst_frames is None and duration > 0
+            and result.tx_frames > 0 and result.tx_duration_s < MIN_TX_DURATION_SHARE * duration):
+        # all those frames in a fraction of the trial: the counters describe another trial
+        found.append(f"sent for {result.tx_duration_s:g} s in a {duration:g} s trial")
+    return found
+
+
+def _sent_late(result: TrialResult) -> str | None:
+    """Sending that overran the trial by far: the generator could not hold the rate (its
+    counters are real, they only cover a longer time)."""
+    duration = result.intended_duration_s
+    if result.tx_duration_s is None or result.burst_frames is not None or duration <= 0:
+        return None
+    if result.tx_duration_s > MAX_TX_DURATION_SHARE * duration + TX_DURATION_SLACK_S:
+        return f"sending took {result.tx_duration_s:g} s in a {duration:g} s trial"
+    return None
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= ECHO_TOLERANCE * max(abs(a), abs(b), 1.0)
+
+
+def untrusted(reason: str | None) -> bool:
+    """True when an ``invalid_reason`` says the counters themselves cannot be trusted
+    (inconsistent, rx above tx, a missed deadline), as opposed to a generator that could
+    not send the load (whose counters say what it could send)."""
+    if not reason:
+        return False
+    return any(part.strip().split(":", 1)[0] in UNTRUSTED_TAGS for part in reason.split(";"))
+
+
+def judge(result: TrialResult, asked: Asked | None = None) -> Verdict:
     """Apply the common rules to ``result`` and keep the generator's own verdict."""
     reasons: list[str] = []
+    problems = inconsistencies(result, asked)
+    if problems:
+        # counters that contradict themselves say nothing about sending or loss
+        if not result.valid:
+            reasons.append(f"{GENERATOR_VERDICT}: {result.invalid_reason or 'no reason given'}")
+        reasons.append(f"{INCONSISTENT}: " + "; ".join(problems))
+        return Verdict(tuple(reasons))
     if not result.valid:
         reasons.append(f"{GENERATOR_VERDICT}: {result.invalid_reason or 'no reason given'}")
     intended = result.intended_frames
@@ -55,6 +159,9 @@ def judge(result: TrialResult) -> Verdict:
             f"{GENERATOR_LIMITED}: sent {result.tx_frames} of {intended:.0f} intended frames "
             f"({share:.2%})"
         )
+    late = _sent_late(result)
+    if late and not any(r.startswith(GENERATOR_LIMITED) for r in reasons):
+        reasons.append(f"{GENERATOR_LIMITED}: {late}")
     if result.rx_frames > result.tx_frames:
         reasons.append(
             f"{RX_EXCEEDS_TX}: received {result.rx_frames} > sent {result.tx_frames}"
@@ -62,13 +169,13 @@ def judge(result: TrialResult) -> Verdict:
     return Verdict(tuple(reasons))
 
 
-def apply(result: TrialResult) -> tuple[TrialResult, Verdict]:
+def apply(result: TrialResult, asked: Asked | None = None) -> tuple[TrialResult, Verdict]:
     """``result`` with ``valid``/``invalid_reason`` set from :func:`judge`, and the verdict.
 
     The counters are never changed: an invalid trial keeps what was measured, so it stays
     visible (and recomputable) in every output.
     """
-    verdict = judge(result)
+    verdict = judge(result, asked)
     if verdict.valid:
         return result, verdict
     checked = dataclasses.replace(result, valid=False, invalid_reason="; ".join(verdict.reasons))

@@ -256,6 +256,11 @@ def validate_plugin_settings(kind: str, name: str, plugin_cls: type, config: Map
     schema = getattr(plugin_cls, "settings_schema", None)
     if not schema:
         return
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        raise ConfigError(f"{kind} plugin {name}: its settings_schema is not a valid JSON schema: "
+                          f"{' '.join(exc.message.split())[:200]}") from None
     section = get_path(config, f"{kind}.{name}", {}) or {}
     validate(section, schema, f"configuration {kind}.{name}")
 

@@ -14,11 +14,13 @@ from typing import Any, Mapping, Sequence
 
 from vsbench.deployment import Deployment, DeploymentError
 from vsbench.deployment import get as get_deployment
-from vsbench.interfaces.plugin import Plugin
-from vsbench.measurement import profiles, rules
+from vsbench.interfaces.plugin import Plugin, RunParameters
+from vsbench.measurement import profiles
 from vsbench.measurement import warmup as warmups
-from vsbench.runner import plugins, traffic_types
+from vsbench.runner import guard, plugins, traffic_types
+from vsbench.runner.plugin_context import RunParametersError, run_parameters
 from vsbench.runner.plan import TestPlan
+from vsbench.system.deadline import DeadlineExceeded
 
 PLUGIN_KINDS = ("vswitch", "trafficgen", "vnf")
 
@@ -35,6 +37,8 @@ class CheckedPlan:
     collectors: list[type[Plugin]]
     deployment: type[Deployment]
     frame_sizes: list[int] = field(default_factory=list)
+    #: What the plan's plugins are given besides their settings (``context.run``).
+    run: RunParameters = field(default_factory=RunParameters)
 
 
 def _section(config: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
@@ -49,11 +53,12 @@ def _load(kind: str, name: str) -> type[Plugin]:
         raise PreflightError(str(exc)) from None
 
 
-def _prerequisites(kind: str, cls: type[Plugin], settings: Mapping[str, Any]) -> None:
+def _prerequisites(kind: str, cls: type[Plugin], settings: Mapping[str, Any],
+                   policy: guard.DeadlinePolicy | None = None) -> None:
     try:
-        missing = cls.check_prerequisites(settings)
-    except Exception as exc:  # noqa: BLE001 - a plugin's check must not crash the CLI
-        raise PreflightError(f"{kind} {cls.name}: prerequisite check failed: {exc}") from None
+        missing = guard.call_class(cls, kind, "check_prerequisites", policy or guard.DeadlinePolicy(), settings)
+    except (guard.PluginFault, DeadlineExceeded) as exc:  # a plugin's check must not crash the CLI
+        raise PreflightError(str(exc)) from None
     if missing:
         raise PreflightError(
             f"{kind} {cls.name} cannot run here: missing " + "; ".join(str(m) for m in missing)
@@ -64,6 +69,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     config = plan.config
     where = f"{plan.label}: "
     classes: dict[str, type[Plugin]] = {}
+    policy = guard.DeadlinePolicy.from_config(config)
     for kind in PLUGIN_KINDS:
         section = config.get(kind) or {}
         name = section.get("name")
@@ -72,12 +78,12 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
                 continue
             raise PreflightError(f"{where}no {kind} selected ({kind}.name)")
         cls = _load(kind, name)
-        _prerequisites(kind, cls, _section(config, kind, name))
+        _prerequisites(kind, cls, _section(config, kind, name), policy)
         classes[kind] = cls
     collectors = []
     for name in config.get("collectors") or []:
         cls = _load("collector", name)
-        _prerequisites("collector", cls, _section(config, "collector", name))
+        _prerequisites("collector", cls, _section(config, "collector", name), policy)
         collectors.append(cls)
     test = config.get("test") or {}
     try:
@@ -96,8 +102,8 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         raise PreflightError(f"{where}{exc}") from None
     try:
         # the switch generates its rule set only once it runs: a bad one is found here instead
-        rules.rule_set_from_config(config)
-    except rules.RuleSetError as exc:
+        run = run_parameters(config)
+    except RunParametersError as exc:
         raise PreflightError(f"{where}{exc}") from None
     _check_rule_set_support(config, classes["vswitch"], where)
     _check_meter_support(config, classes["vswitch"], where)
@@ -105,7 +111,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         traffic_types.check_generator(traffic, classes["trafficgen"])
     except traffic_types.TrafficTypeError as exc:
         raise PreflightError(f"{where}{exc}") from None
-    return CheckedPlan(classes, collectors, deployment, sizes)
+    return CheckedPlan(classes, collectors, deployment, sizes, run)
 
 
 def _check_rule_set_support(config: Mapping[str, Any], switch: type[Plugin], where: str) -> None:

@@ -49,12 +49,13 @@ from vsbench.results import writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
-from vsbench.runner import placement, preflight, traffic_types
+from vsbench.runner import guard, placement, preflight, traffic_types
 from vsbench.runner.config import redact_secrets
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
 from vsbench.system import cleanup, runstate, sysinfo
 from vsbench.system.commands import CommandError
+from vsbench.system.deadline import DeadlineExceeded
 from vsbench.system.naming import new_run_id
 from vsbench.system.resources import ResourceStack
 from vsbench.system.testbed import TestbedError
@@ -68,6 +69,7 @@ LOG_FILE = "vsbench.log"
 #: reported as one line (the traceback goes to the run's log file only).
 EXPECTED_ERRORS = (
     PluginError,
+    DeadlineExceeded,
     CommandError,
     DeploymentError,
     traffic_types.TrafficTypeError,
@@ -279,6 +281,8 @@ class Run:
 
     def context(self, plan_index: int, kind: str, name: str, config: Mapping[str, Any],
                 resources: ResourceStack, dut_netns: str | None = None) -> PluginContext:
+        """The plugin's own settings section and the plan's run parameters; never the
+        configuration itself (DESIGN.md principle 8)."""
         section = (config.get("collector") or {}) if kind == "collector" else (config.get(kind) or {})
         work_dir = self.claim.work_dir / f"p{plan_index}" if self.claim else None
         if work_dir is not None and not work_dir.exists():
@@ -290,7 +294,7 @@ class Run:
             settings=section.get(name) or {},
             log_dir=self.run_dir / "logs" / f"{plan_index}-{_slug(self.plans[plan_index].label)}",
             resources=resources,
-            run_config=config,
+            run=self.checked[plan_index].run,
             dut_netns=dut_netns,
             work_dir=work_dir,
         )
@@ -314,20 +318,27 @@ class Run:
         plan = self.plans[index]
         config = plan.config
         gen_name = checked.classes["trafficgen"].name
-        generator: TrafficGenerator = checked.classes["trafficgen"](
-            self.context(index, "trafficgen", gen_name, config, resources))
+        # Every plugin is held through the guard: deadlines on its calls, faults contained.
+        policy = guard.DeadlinePolicy.from_config(config)
+        generator: TrafficGenerator = guard.construct(  # type: ignore[assignment]
+            checked.classes["trafficgen"], self.context(index, "trafficgen", gen_name, config, resources),
+            policy, "trafficgen")
         collectors: list[Collector] = [
-            cls(self.context(index, "collector", cls.name, config, resources)) for cls in checked.collectors
+            guard.construct(cls, self.context(index, "collector", cls.name, config, resources), policy, "collector")
+            for cls in checked.collectors
         ]
         vswitch_cls = checked.classes["vswitch"]
 
         def make_vswitch(dut_netns: str | None):
-            return vswitch_cls(self.context(index, "vswitch", vswitch_cls.name, config, resources, dut_netns))
+            return guard.construct(
+                vswitch_cls, self.context(index, "vswitch", vswitch_cls.name, config, resources, dut_netns),
+                policy, "vswitch")
 
         vnf_cls = checked.classes.get("vnf")
 
         def make_vnf(dut_netns: str | None):
-            return vnf_cls(self.context(index, "vnf", vnf_cls.name, config, resources, dut_netns))
+            return guard.construct(
+                vnf_cls, self.context(index, "vnf", vnf_cls.name, config, resources, dut_netns), policy, "vnf")
 
         deployment = checked.deployment(run_id=self.run_id, config=config, resources=resources,
                                         generator=generator, make_vswitch=make_vswitch,
@@ -362,6 +373,7 @@ class Run:
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
             first_trial = len(trials.records)
+            trials.frame_size_bytes = profile.frame_size_bytes
             try:
                 generator.configure(profile, ports)
                 # asked again per profile: a generator's limits can depend on it (port speed x size)
@@ -406,7 +418,12 @@ class Run:
             self.write_results()
             trial_log = TrialLog(self.run_dir / TRIALS_FILE)
             self.sink = TrialSink(trial_log, [self.display.trial])
+            aborted: str | None = None
             for index, test in enumerate(self.results.tests):
+                if aborted is not None:
+                    test.status, test.error = "not-run", aborted
+                    self.display.note(f"{test.label}: {aborted}", style="red")
+                    continue
                 try:
                     self.run_plan(index, test)
                 except RunInterrupted:
@@ -416,10 +433,15 @@ class Run:
                     test.error = one_line(exc)
                     exit_code = EXIT_FAILED
                     if isinstance(exc, EXPECTED_ERRORS):
+                        # the traceback (a plugin's, chained) is in the log file, and on -v
                         log.debug("plan %s failed", test.label, exc_info=True)
                     else:
                         log.error("internal error in plan %s:\n%s", test.label, traceback.format_exc())
                     self.display.note(f"{test.label}: failed: {test.error}", style="red")
+                    if isinstance(exc, DeadlineExceeded):
+                        # a plugin that stopped answering was interrupted and torn down; the
+                        # next plans would drive the same software: the run ends here
+                        aborted = f"not run: the run ended after {test.label} missed a deadline"
                 if index < len(self.results.tests) - 1:  # the last plan's report is the final one
                     self.write_report()
             self.results.status = "complete" if exit_code == EXIT_OK else "failed"

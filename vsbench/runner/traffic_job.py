@@ -23,6 +23,7 @@ from vsbench.measurement import warmup as warmups
 from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
 from vsbench.results.model import FrameSizeResult, GeneratorFloor, LatencyPoint, ReportedPoint, TrialRecord
+from vsbench.runner.guard import unwrap
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ def warm_up(job: FrameSizeJob, max_load: float) -> None:
     log.info("warm-up: %.0f fps for %.1f s, %.2g passes over %d flows per direction%s",
              warmup.load_fps, warmup.duration_s, warmup.planned_passes, warmup.flows_per_direction,
              " (rate raised)" if warmup.rate_raised else "")
-    if type(job.generator).warm_up is not TrafficGenerator.warm_up:
+    if type(unwrap(job.generator)).warm_up is not TrafficGenerator.warm_up:
         # the generator's own warm-up; it returns no counters to record
         job.generator.warm_up(warmup.load_fps, warmup.duration_s)
         return

@@ -57,6 +57,7 @@ class IxNet(TrafficGenerator):
     """Keysight IxNetwork (hardware or virtual chassis) through its REST API server."""
 
     description: ClassVar[str] = "Keysight/Ixia IxNetwork via its REST API (ixnetwork-restpy)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:
@@ -346,9 +347,8 @@ class IxNet(TrafficGenerator):
     def _drain_s(self) -> float:
         if self._cfg["drain_s"] is not None:
             return float(self._cfg["drain_s"])
-        traffic = self.context.run_config.get("traffic") if self.context.run_config else None
-        if isinstance(traffic, Mapping) and traffic.get("drain_s") is not None:
-            return float(traffic["drain_s"])
+        if self.context.run.drain_s is not None:
+            return float(self.context.run.drain_s)
         return DEFAULT_DRAIN_S
 
     def _wait_stopped(self, traffic: Any, duration_s: float) -> bool:

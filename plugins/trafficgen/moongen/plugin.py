@@ -36,7 +36,7 @@ from vsbench.interfaces.traffic import (
     line_rate_fps,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.system import commands
+from vsbench.interfaces import commands
 
 from vsbench_plugins.trafficgen.moongen import output
 from vsbench_plugins.trafficgen.remote_host import SSH_SETTINGS_SCHEMA, RemoteHost
@@ -88,6 +88,7 @@ class MoonGen(TrafficGenerator):
     """MoonGen (libmoon/DPDK) running a vsbench Lua script per trial."""
 
     description: ClassVar[str] = "MoonGen running vsbench's Lua trial script, locally or over ssh"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:

@@ -24,7 +24,6 @@ from typing import Any, ClassVar, Mapping, Sequence
 from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
 from vsbench.interfaces.traffic import (
     DirectionCounters,
-    FlowFields,
     GeneratorCapabilities,
     GeneratorPort,
     TrafficProfile,
@@ -32,7 +31,7 @@ from vsbench.interfaces.traffic import (
     line_rate_fps,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.system import commands
+from vsbench.interfaces import commands
 
 from vsbench_plugins.trafficgen.prox import genconfig, packets, rates, replies
 from vsbench_plugins.trafficgen.prox.latency import LatencyAccumulator
@@ -116,6 +115,7 @@ class Prox(TrafficGenerator):
     """PROX (DPDK packet generator) over its TCP/UNIX control socket."""
 
     description: ClassVar[str] = "PROX (samplevnf DPPD-PROX) driven over its control socket"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:
@@ -319,8 +319,8 @@ class Prox(TrafficGenerator):
     def _drain_s(self) -> float:
         if self.cfg.get("drain_s") is not None:
             return float(self.cfg["drain_s"])
-        traffic = (self.context.run_config or {}).get("traffic") or {}
-        return float(traffic.get("drain_s", 0.5))
+        drain = self.context.run.drain_s
+        return 0.5 if drain is None else float(drain)
 
     def _connect(self) -> ProxConnection:
         timeout = float(self.cfg["connect_timeout_s"])
@@ -342,13 +342,7 @@ class Prox(TrafficGenerator):
                 time.sleep(0.1)
 
     def _launch(self) -> None:
-        fields = FlowFields()
-        if isinstance(self.context.run_config, Mapping):
-            f = ((self.context.run_config.get("traffic") or {}).get("fields")) or {}
-            known = {k: v for k, v in f.items() if k in FlowFields.__dataclass_fields__}
-            if "vary" in known:
-                known["vary"] = tuple(known["vary"])
-            fields = FlowFields(**known)
+        fields = self.context.run.flow_fields  # PROX is launched before configure()
         work = self.context.work_dir or self.context.log_dir
         cfg_path = genconfig.write_config(self.cfg, fields, Path(work) / "prox-gen.cfg")
         flag = ["-u"] if self.address.unix_path else ["-t"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import hashlib
 
+from vsbench.interfaces import ResourceStack
+from vsbench.interfaces.host import naming
+from vsbench.interfaces.host.netlink import NetlinkError, list_links
 from vsbench.interfaces.plugin import PluginError
-from vsbench.system import naming
-from vsbench.system.netlink import NetlinkError, list_links
-from vsbench.system.resources import ResourceStack
-from vsbench.system.testbed import TestbedError, add_internal_pair, sink_ingress
+from vsbench.interfaces.host.testbed import TestbedError, add_internal_pair, sink_ingress
 
 #: Interface-name role of the loop's two ends: ``vsb<run id>fl0`` sends, ``...fl1`` receives.
 LOOP_ROLE = "fl"

@@ -57,10 +57,10 @@ from vsbench.interfaces.traffic import (
     TrialResult,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.system import host_check, naming
-from vsbench.system.commands import CommandError, ManagedProcess, run, spawn, which
-from vsbench.system.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
-from vsbench.system.testbed import DROP_ALL_BYTECODE
+from vsbench.interfaces.host import host_check, naming
+from vsbench.interfaces.commands import CommandError, ManagedProcess, run, spawn, which
+from vsbench.interfaces.host.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
+from vsbench.interfaces.host.testbed import DROP_ALL_BYTECODE
 
 from vsbench_plugins.trafficgen.trafgen import process, shaper
 from vsbench_plugins.trafficgen.trafgen.foreign import ForeignFrameCounter
@@ -157,6 +157,7 @@ class Trafgen(TrafficGenerator):
     description: ClassVar[str] = (
         "netsniff-ng trafgen on the netns/veth testbed (tbf-paced), kernel-timestamped latency probes"
     )
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:
@@ -381,7 +382,7 @@ class Trafgen(TrafficGenerator):
         timer interrupts, which on this VM cost ~10 us each and, with a shaper per port,
         left both directions of a one-CPU generator about 1.5 % short of the asked rate.
         """
-        from vsbench.system.testbed import add_internal_pair
+        from vsbench.interfaces.host.testbed import add_internal_pair
 
         names = (naming.iface_name(self.context.run_id, "sh", 0), naming.iface_name(self.context.run_id, "sh", 1))
         a, b = names
@@ -413,13 +414,13 @@ class Trafgen(TrafficGenerator):
     def _drain_s(self) -> float:
         value = self.cfg.get("drain_s")
         if value is None:
-            value = (self.context.run_config.get("traffic") or {}).get("drain_s")
+            value = self.context.run.drain_s
         return float(DEFAULT_DRAIN_S if value is None else value)
 
     def _probe_rate(self) -> float:
         value = self.cfg.get("probe_rate_fps")
         if value is None:
-            value = (self.context.run_config.get("latency") or {}).get("probe_rate_fps")
+            value = self.context.run.probe_rate_fps
         return float(DEFAULT_PROBE_RATE_FPS if value is None else value)
 
     def _ifaces(self) -> list[str]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from vsbench.interfaces.plugin import PluginError
 from vsbench.interfaces.traffic import ProbeRecords
-from vsbench.system.commands import ManagedProcess, spawn, wait_for
+from vsbench.interfaces.commands import ManagedProcess, spawn, wait_for
 
 HELPER_MODULE = "vsbench_plugins.trafficgen.trafgen_probe"
 

@@ -86,6 +86,7 @@ class Trex(TrafficGenerator):
     """TRex stateless server over its JSON-RPC/ZMQ control protocol (TRex >= v2.88)."""
 
     description: ClassVar[str] = "TRex stateless server over its JSON-RPC/ZMQ protocol (v2.88+)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context: PluginContext) -> None:
@@ -144,9 +145,8 @@ class Trex(TrafficGenerator):
         )
 
     def _max_flows(self) -> int:
-        vary = self._profile.fields.vary if self._profile else tuple(
-            ((self.context.run_config.get("traffic") or {}).get("fields") or {}).get("vary")
-            or ("src_ip", "dst_ip"))
+        fields = self._profile.fields if self._profile else self.context.run.flow_fields
+        vary = fields.vary
         return 1 << 16 if any(str(f).endswith("_port") for f in vary) else 1 << 32
 
     def version(self) -> dict[str, str]:
@@ -524,13 +524,13 @@ class Trex(TrafficGenerator):
     def _latency_pps(self) -> float:
         if self.cfg.latency_pps:
             return float(self.cfg.latency_pps)
-        probe = (self.context.run_config.get("latency") or {}).get("probe_rate_fps")
+        probe = self.context.run.probe_rate_fps
         return float(probe) if probe else 1000.0
 
     def _drain_s(self) -> float:
         if self.cfg.drain_s is not None:
             return float(self.cfg.drain_s)
-        drain = (self.context.run_config.get("traffic") or {}).get("drain_s")
+        drain = self.context.run.drain_s
         return float(drain) if drain is not None else 0.5
 
     def _pg_ids(self, latency: bool) -> list[int]:

@@ -43,6 +43,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
 
 class VRouter(Vnf):
     description: ClassVar[str] = "vRouter: Vyatta-style static routes/ECMP rendered to kernel routing (bulk netlink)"
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
 
     def __init__(self, context) -> None:

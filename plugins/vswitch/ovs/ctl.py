@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from vsbench.interfaces.plugin import PluginError
-from vsbench.system import commands
+from vsbench.interfaces import commands
 
 if TYPE_CHECKING:
     from vsbench_plugins.vswitch.ovs.instance import OvsPaths

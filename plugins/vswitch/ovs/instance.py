@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from vsbench.interfaces.plugin import PluginError
-from vsbench.system import commands
-from vsbench.system.resources import ResourceStack
+from vsbench.interfaces import ResourceStack, commands
 
 from vsbench_plugins.vswitch.ovs.ctl import OvsCtl
 
@@ -287,7 +286,7 @@ def cleanup_dead_run_dir(run_dir: Path, grace_s: float = 5.0) -> list[str]:
     in ``hugepages.json`` (:func:`vsbench.system.hugepages.release_recorded`); then removes
     the directory. Returns one line per thing undone.
     """
-    from vsbench.system import hugepages
+    from vsbench.interfaces.host import hugepages
 
     done: list[str] = []
     for name in ("ovs-vswitchd", "ovsdb-server"):

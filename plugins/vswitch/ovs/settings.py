@@ -45,29 +45,3 @@ def ovs_schema(title: str, properties: Mapping[str, Any]) -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {**copy.deepcopy(COMMON_PROPERTIES), **copy.deepcopy(dict(properties))},
     }
-
-
-def schema_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``default`` of every property (recursing into object properties)."""
-    out: dict[str, Any] = {}
-    for name, prop in schema.get("properties", {}).items():
-        if "default" in prop:
-            out[name] = copy.deepcopy(prop["default"])
-        elif prop.get("type") == "object" and "properties" in prop:
-            out[name] = schema_defaults(prop)
-    return out
-
-
-def with_defaults(schema: Mapping[str, Any], settings: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``settings`` over the schema's defaults (nested objects merged key by key)."""
-    return _merge(schema_defaults(schema), dict(settings or {}))
-
-
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict) and out[key]:
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out

@@ -27,14 +27,14 @@ from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, SwitchThread, VSwitch
-from vsbench.measurement import rules as rulesets
-from vsbench.system import commands, cpu, naming
-from vsbench.system.resources import ResourceStack
+from vsbench.interfaces import ResourceStack, commands
+from vsbench.interfaces import rules as rulesets
+from vsbench.interfaces.host import cpu, naming
 
 from vsbench_plugins.vswitch.ovs import flows, parse
 from vsbench_plugins.vswitch.ovs.ctl import OPENFLOW_PROTOCOLS, OvsCtl
 from vsbench_plugins.vswitch.ovs.instance import OvsInstance
-from vsbench_plugins.vswitch.ovs.settings import with_defaults
+from vsbench.interfaces.settings import with_defaults
 
 log = logging.getLogger(__name__)
 
@@ -221,13 +221,8 @@ class OvsSwitchBase(VSwitch):
     # ------------------------------------------------------------------ flows
 
     def meter_pps(self) -> int | None:
-        """``dut.meter_pps`` of the resolved config: the reference DUT's capacity."""
-        value = (self.context.run_config.get("dut") or {}).get("meter_pps")
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise PluginError(f"dut.meter_pps must be a positive number of frames/s, got {value!r}")
-        return int(value)
+        """``dut.meter_pps`` (``context.run.meter_pps``): the reference DUT's capacity."""
+        return self.context.run.meter_pps
 
     def ensure_meter(self, bridge: str) -> int | None:
         """Create the forwarding meter on ``bridge`` once, if ``dut.meter_pps`` asks for
@@ -254,19 +249,11 @@ class OvsSwitchBase(VSwitch):
 
     def meter_window_s(self) -> float | None:
         """``dut.meter_window_s``: the shortest trial the meter's capacity must hold for."""
-        value = (self.context.run_config.get("dut") or {}).get("meter_window_s")
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise PluginError(f"dut.meter_window_s must be a positive number of seconds, got {value!r}")
-        return float(value)
+        return self.context.run.meter_window_s
 
     def rule_set(self) -> rulesets.RuleSetSpec | None:
-        """The rule set the run's configuration asks for (``dut.rules``), or None."""
-        try:
-            return rulesets.rule_set_from_config(self.context.run_config)
-        except rulesets.RuleSetError as exc:
-            raise PluginError(str(exc)) from exc
+        """The rule set the run asks for (``dut.rules``: ``context.run.rule_set``), or None."""
+        return self.context.run.rule_set
 
     def connect(self, bridge: str, a: SwitchPort, b: SwitchPort) -> None:
         """Forward ``a`` <-> ``b``: with ``dut.rules`` (or ``dut.rule_template: in_out``)

@@ -5,7 +5,10 @@ handles invalid trials: a trial the generator could not deliver (``TrialResult.v
 False) is never counted as loss in the device. It is retried ``invalid_retries`` times;
 if the generator still cannot deliver, ``max_load`` is lowered to the rate it achieved
 (:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable, but never below
-a load it already delivered) and the search continues below it.
+a load it already delivered) and the search continues below it. A trial whose counters
+cannot be trusted at all (inconsistent, rx above tx) is retried too, but never lowers
+``max_load``: when every attempt at a load is untrusted the search ends
+(:class:`GeneratorExhausted`) rather than build on them.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vsbench.interfaces.traffic import TrialResult
+from vsbench.measurement.validity import untrusted
 
 from .api import SearchConfig, TrialFn
 
@@ -108,7 +112,14 @@ class Measurer:
             if result.valid:
                 return len(self.trials) - 1, result
             self.invalid_trials += 1
-            achieved.append(delivered_fps(result))
+            if not untrusted(result.invalid_reason):
+                achieved.append(delivered_fps(result))
+        if not achieved:
+            # every attempt's counters contradicted themselves: they say nothing about what
+            # the generator can send, so max_load stays and this search ends here
+            raise GeneratorExhausted(
+                f"the generator's results at {load_fps:.0f} fps cannot be used "
+                f"({result.invalid_reason})")
         self._lower_max_load(load_fps, min(achieved), result.invalid_reason)
         return None
 
