@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from vsbench.deployment.ports import generator_ports_of
-from vsbench.interfaces.plugin import PluginContext
+from vsbench.interfaces.plugin import PluginContext, RunParameters
 from vsbench.interfaces.traffic import TrafficProfile
 from vsbench.system import naming, runstate
 from vsbench.system.commands import which
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         tb = create_loopback_testbed(run_id, resources, tg_rx_cpus=rx_cpus)
         ctx = PluginContext(run_id=run_id, settings=settings, log_dir=Path(tmp) / "logs",
                             resources=resources, work_dir=Path(tmp) / "work",
-                            run_config={"traffic": {"drain_s": 0.2}})
+                            run=RunParameters(drain_s=0.2))
         gen = Trafgen(ctx)
         gen.start()
         uni_max: list[float] = []

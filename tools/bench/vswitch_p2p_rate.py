@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 from vswitch_helpers import link_stats, trafgen_blast, trafgen_config, veth_testbed  # noqa: E402
 
-from vsbench.interfaces import PluginContext, PortSpec  # noqa: E402
+from vsbench.interfaces import PluginContext, PortSpec, RunParameters  # noqa: E402
 from vsbench.system import cpu, naming  # noqa: E402
 from vsbench.system.resources import ResourceStack  # noqa: E402
 from vsbench_plugins.vswitch.linux_bridge import LinuxBridge  # noqa: E402
@@ -92,7 +92,7 @@ def run_ovs(args, work, pmd_mask, lcore_mask, gen_cpu, meter_pps=None):
     with veth_testbed(run_id, 2) as tb, ResourceStack() as stack:
         settings = {"pmd_cpu_mask": pmd_mask, "dpdk_lcore_mask": lcore_mask}
         sw = OvsDpdk(PluginContext(run_id, settings, work / "logs", stack, dut_netns=tb.dut_netns,
-                                   run_config={"dut": {"meter_pps": meter_pps}}))
+                                   run=RunParameters(meter_pps=meter_pps)))
         sw.start()
         sw.add_bridge("br0")
         ports = [sw.add_port("br0", PortSpec("physical", f"p{l.index}", iface=l.dut_iface)) for l in tb.links]
