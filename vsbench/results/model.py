@@ -252,6 +252,9 @@ class ReportedPoint:
     #: The run's CPU plan placed more busy-polling threads than there are CPUs (or one was
     #: starved): the figure measures contention, not the DUT's capacity.
     cpu_oversubscribed: bool | None = None
+    #: CPU time of each thread of the switch and of the VNFs at trial ``trial_index``
+    #: (:func:`vsbench.results.summary.thread_cpu`).
+    thread_cpu: list[dict[str, Any]] | None = None
 
 
 @dataclass

@@ -117,6 +117,7 @@ def search_point(
     if bound_trial is not None:
         point.efficiency, point.datapath = efficiency(bound_trial), switch_datapath(bound_trial)
         point.vnf = vnf_figures(bound_trial)
+        point.thread_cpu = thread_cpu(bound_trial)
     for key, value in (stats or {}).items():  # the search's n/k, width, confirmation
         setattr(point, key, value)
     if latency_trial is not None:
@@ -138,6 +139,7 @@ def continuous_point(
         efficiency=efficiency(trial),
         datapath=switch_datapath(trial),
         vnf=vnf_figures(trial),
+        thread_cpu=thread_cpu(trial),
         name="continuous",
         throughput_fps=r.rx_fps,
         throughput_l1_mbps=l1,
@@ -176,6 +178,16 @@ def efficiency(trial: TrialRecord) -> dict | None:
         "fps_per_core": rx_fps / cores if cores > 0 else None,
         "oversubscribed": any(w.get("oversubscribed", True) for w in sw.get("warnings") or ()),
     }
+
+
+def thread_cpu(trial: TrialRecord) -> list[dict] | None:
+    """Per-thread CPU time of the switch and of each VNF at ``trial``: ``[{"owner",
+    "name", "tid", "busy_s", "utilization", "last_cpu"}]`` (owner ``vswitch`` or
+    ``vnf <i>``); None when neither reported threads."""
+    rows = [{"owner": "vswitch", **t} for t in (trial.switch or {}).get("threads") or ()]
+    for v in (trial.vnf or {}).get("vnfs") or ():
+        rows += [{"owner": f"vnf {v.get('index')}", **t} for t in v.get("threads") or ()]
+    return rows or None
 
 
 def vnf_figures(trial: TrialRecord) -> dict | None:

@@ -48,8 +48,9 @@ INSTALL = "apt-get install --no-install-recommends"
 BINARY_PACKAGE = "dpdk-dev"
 VIRTIO_PACKAGE = "librte-net-virtio23"
 AF_PACKET_PACKAGE = "librte-net-af-packet23"
-#: Thread-name prefix of testpmd's forwarding lcores (DPDK 22.11 names workers so).
-WORKER_PREFIX = "lcore-worker"
+#: Thread-name prefixes of testpmd's forwarding lcores (DPDK 22.11 names them rte-worker-N;
+#: later releases dpdk-worker-N / lcore-worker-N).
+WORKER_PREFIX = ("rte-worker", "dpdk-worker", "lcore-worker")
 
 #: EAL/application options vsbench sets itself; in ``extra_eal``/``extra_app`` an error.
 MANAGED_ARGS = ("--lcores", "-l", "-c", "--main-lcore", "--no-pci", "-a", "--allow", "-b", "--block",
@@ -379,7 +380,7 @@ class Testpmd(Vnf):
             "threads": [{"tid": t.tid, "name": t.name, "busy_s": t.busy_s, "utilization": t.utilization,
                          "last_cpu": t.last_cpu}
                         for t in usage.threads if t.busy_s > 0 or t.name.startswith(WORKER_PREFIX)],
-            "warnings": [w.to_dict() for w in cpu.starved_busy_pollers(usage, prefixes=(WORKER_PREFIX,))],
+            "warnings": [w.to_dict() for w in cpu.starved_busy_pollers(usage, prefixes=WORKER_PREFIX)],
         }
 
 
