@@ -97,7 +97,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "extra_app": {"type": "array", "items": {"type": "string"}, "default": [],
                       "description": "additional testpmd arguments (not mode, cores, topology or mbufs)"},
         "af_packet": {
-            "type": "object", "additionalProperties": False, "default": {},
+            "type": "object", "additionalProperties": False,
             "properties": {
                 "framecnt": {"type": "integer", "minimum": 64, "default": 2048},
                 "blocksz": {"type": "integer", "minimum": 4096, "default": 4096},
