@@ -108,3 +108,22 @@ def test_settings_schema_defaults_are_valid_and_typos_are_refused():
     assert not list(validator.iter_errors({"forward_mode": "macswap", "vhost_server": True}))
     assert list(validator.iter_errors({"forward_mod": "io"}))
     assert list(validator.iter_errors({"forward_mode": "txonly"}))
+
+
+def _fake_testpmd(tmp_path, output: str) -> str:
+    script = tmp_path / "fake-testpmd"
+    script.write_text("#!/bin/sh\ncat <<'OUT'\n" + output + "\nOUT\nexit 1\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_driver_probe_tells_a_missing_virtio_driver_from_a_working_one(tmp_path):
+    working = _fake_testpmd(tmp_path, "EAL: RTE Version: 'DPDK 22.11.11'\n"
+                                      "vhost_user_setup(): connect error, No such file or directory\n"
+                                      "vdev_probe(): failed to initialize net_virtio_user0 device")
+    assert plugin.probe_drivers(working) == (("version", "DPDK 22.11.11"),)
+    (tmp_path / "other").mkdir()
+    missing = _fake_testpmd(tmp_path / "other", "EAL: RTE Version: 'DPDK 22.11.11'\n"
+                                             "EAL: failed to parse device \"net_virtio_user0,path=/x\"")
+    assert ("missing", "net_virtio_user") in plugin.probe_drivers(missing)
+    assert plugin.probe_drivers(str(tmp_path / "absent"))[0][0] == "error"
