@@ -79,7 +79,9 @@ def _check_vnf_run(outcome, deployment: str, vnf_count: int, switching_operation
 def test_pvp_tput_ovs_dpdk_testpmd(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "testpmd"))
     pages = int(HUGEPAGES.read_text())
-    outcome = run(tmp_path, build_plans("pvp_tput", "ovs_dpdk", f"{SHORT};relative_width=0.1"))
+    outcome = run(tmp_path, build_plans("pvp_tput", "ovs_dpdk",
+                                        "frame_sizes=[64];trial_duration=1;warmup_s=1;relative_width=0.2;"
+                                        "latency.enabled=false"))
     assert outcome.code == 0, outcome.console
     test = _check_vnf_run(outcome, "pvp", 1, 2)
     assert test["topology"]["vnf_port_kind"] == "vhostuser"
@@ -103,6 +105,22 @@ def test_pvvp_and_pvpv_cont_ovs_dpdk(tmp_path):
     test = _check_vnf_run(outcome, "pvpv", 2, 2)
     stages = test["frame_sizes"][0]["points"][0]["vnf"]["stages"]
     assert sorted((d["tx_port"], d["rx_port"]) for d in stages) == [(0, 1), (1, 0), (2, 3), (3, 2)]
+    assert_reproducible_and_clean(outcome)
+
+
+def test_pvp_cont_testpmd_as_vhost_user_server_in_macswap_mode(tmp_path):
+    """testpmd creates the sockets (virtio-user server mode), OvS connects as a client
+    (dpdkvhostuserclient); macswap rewrites both MACs and OvS's port flows still deliver."""
+    require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "testpmd"))
+    outcome = run(tmp_path, build_plans(
+        "pvp_cont", "ovs_dpdk", "frame_sizes=[64];trial_duration=2;warmup_s=1;rate_fps=20000;"
+                                "vnf.testpmd.vhost_server=true;vnf.testpmd.forward_mode=macswap"))
+    assert outcome.code == 0, outcome.console
+    test = _check_vnf_run(outcome, "pvp", 1, 2)
+    point = test["frame_sizes"][0]["points"][0]
+    assert point["rx_fps"] > 0.9 * point["offered_load_fps"], point
+    log = next(outcome.run_dir.glob("logs/*/testpmd0.log")).read_text()
+    assert "server=1" in log and "macswap packet forwarding" in log
     assert_reproducible_and_clean(outcome)
 
 
