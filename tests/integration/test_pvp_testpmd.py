@@ -93,7 +93,7 @@ def test_pvp_tput_ovs_dpdk_testpmd(tmp_path):
     assert int(HUGEPAGES.read_text()) == pages
 
 
-def test_pvvp_and_pvpv_cont_ovs_dpdk(tmp_path):
+def test_pvvp_pvpv_and_multiport_cont_ovs_dpdk(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "testpmd"))
     params = "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000"
     outcome = run(tmp_path / "pvvp", build_plans("pvvp_cont", "ovs_dpdk", params))
@@ -105,6 +105,15 @@ def test_pvvp_and_pvpv_cont_ovs_dpdk(tmp_path):
     test = _check_vnf_run(outcome, "pvpv", 2, 2)
     stages = test["frame_sizes"][0]["points"][0]["vnf"]["stages"]
     assert sorted((d["tx_port"], d["rx_port"]) for d in stages) == [(0, 1), (1, 0), (2, 3), (3, 2)]
+    assert_reproducible_and_clean(outcome)
+    # the multi-port PVP: the same four directions through one 4-port testpmd
+    outcome = run(tmp_path / "multiport", build_plans("pvp_tput_multiport", "ovs_dpdk",
+                                                      f"{params};traffic.type=continuous"))
+    assert outcome.code == 0, outcome.console
+    test = _check_vnf_run(outcome, "pvp_multiport", 1, 2)
+    point = test["frame_sizes"][0]["points"][0]
+    assert {(h["in_port"], h["out_port"]) for d in point["vnf"]["stages"] for h in d["stages"] if h["stage"] == "vnf"} \
+        == {(0, 1), (1, 0), (2, 3), (3, 2)}
     assert_reproducible_and_clean(outcome)
 
 

@@ -9,6 +9,7 @@ import pytest
 from vsbench import deployment
 from vsbench.deployment import DeploymentError
 from vsbench.interfaces.traffic import GeneratorCapabilities
+from vsbench.measurement import stages
 from vsbench.interfaces.vswitch import SwitchPort
 from vsbench.runner import placement
 from vsbench.system.resources import ResourceStack
@@ -161,3 +162,12 @@ def test_p2p_on_two_cpus_is_tight_but_not_oversubscribed():
     assert not plan.oversubscribed and "oversubscribed" not in plan.text()
     roomy = placement.cpu_plan(FakeSwitch(), FakeGenerator(), [], online={0, 1, 2, 3})
     assert not roomy.oversubscribed and roomy.warnings == []
+
+
+def test_pvp_multiport_runs_two_lanes_through_one_four_port_vnf():
+    dep, switch, vnfs, ports = _build("pvp_multiport")
+    assert len(ports) == 4 and len(vnfs) == 1 and dep.switching_operations == 2
+    assert [p.name for p in vnfs[0].ports] == ["vsbabcdefu0", "vsbabcdefu1", "vsbabcdefu2", "vsbabcdefu3"]
+    assert [(p.tx_port, p.rx_port, p.hops) for p in dep.paths][2:] == [
+        (2, 3, (stages.VnfHop(0, 2, 3),)), (3, 2, (stages.VnfHop(0, 3, 2),))]
+    assert dep.describe()["shared_vnfs"] is True and dep.describe()["vnf_count"] == 1

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
 from vsbench.deployment.p2p import P2P
-from vsbench.deployment.pvp import Pvp, Pvpv, Pvvp, VnfChain
+from vsbench.deployment.pvp import Pvp, PvpMultiport, Pvpv, Pvvp, VnfChain
 from vsbench.deployment.routed import PhyRouterPhy
 
-DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, PhyRouterPhy, Pvp, Pvvp, Pvpv)}
+DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, PhyRouterPhy, Pvp, Pvvp, Pvpv, PvpMultiport)}
 
 
 class UnknownDeploymentError(DeploymentError):

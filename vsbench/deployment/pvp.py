@@ -5,6 +5,8 @@
 * ``pvvp`` -- PHY-VM-VM-PHY: two VNFs in series; 3 switch passes, 2 VNFs.
 * ``pvpv`` -- two VNFs in parallel, each between its own pair of generator ports (0<->1
   through VNF 0, 2<->3 through VNF 1); each frame makes 2 switch passes and 1 VNF.
+* ``pvp_multiport`` -- two pairs of generator ports through one VNF with four ports (its
+  0<->1 and 2<->3): the multi-port PVP; 2 switch passes, 1 VNF.
 
 Every hop between two neighbours is one bridge with exactly two ports and one
 :meth:`VSwitch.connect` (``vsb<run>br<k>``): a learning switch (the Linux bridge) then can
@@ -51,6 +53,9 @@ class VnfChain(Deployment):
 
     lanes: ClassVar[int] = 1
     vnfs_per_lane: ClassVar[int] = 1
+    #: Every lane goes through the same VNF(s), each lane on its own pair of the VNF's
+    #: ports (a VNF with 2 x lanes ports), instead of each lane having its own VNFs.
+    shared_vnfs: ClassVar[bool] = False
     topology: ClassVar[str] = ""
 
     testbed: Testbed | None = None
@@ -59,19 +64,23 @@ class VnfChain(Deployment):
         super().__init__(**kwargs)
         self.vnfs: list[Vnf] = []
         self.paths: list[TrafficPath] = chain_paths(
-            [(2 * lane, 2 * lane + 1) for lane in range(self.lanes)], self.vnfs_per_lane)
+            [(2 * lane, 2 * lane + 1) for lane in range(self.lanes)], self.vnfs_per_lane, shared=self.shared_vnfs)
         #: ``vhostuser`` or ``veth``: how the VNFs are attached (set by :meth:`build`).
         self.vnf_port_kind: str | None = None
         self._bridges = 0
 
     @classmethod
     def vnf_count(cls) -> int:
-        return cls.lanes * cls.vnfs_per_lane
+        return cls.vnfs_per_lane if cls.shared_vnfs else cls.lanes * cls.vnfs_per_lane
+
+    def _vnf_of(self, lane: int, i: int) -> int:
+        """The number of the ``i``-th VNF in series on ``lane``."""
+        return i if self.shared_vnfs else lane * self.vnfs_per_lane + i
 
     def describe(self) -> dict[str, Any]:
         """What results.json records about the topology."""
         return {"topology": self.topology, "vnf_count": self.vnf_count(), "lanes": self.lanes,
-                "vnfs_per_lane": self.vnfs_per_lane, "switching_operations": self.switching_operations,
+                "vnfs_per_lane": self.vnfs_per_lane, "shared_vnfs": self.shared_vnfs, "switching_operations": self.switching_operations,
                 "vnf_port_kind": self.vnf_port_kind, "paths": [p.to_dict() for p in self.paths]}
 
     # -- building ---------------------------------------------------------------------------
@@ -140,25 +149,26 @@ class VnfChain(Deployment):
         self.vnfs = vnfs
         kind = self._port_kind(vnfs[0], dut_netns)
         self.vnf_port_kind = kind
-        vnf_ports: list[list[SwitchPort]] = []
+        vnf_ports: list[list[SwitchPort]] = [[] for _ in vnfs]
         segments: list[tuple[str, SwitchPort, SwitchPort]] = []
         for lane in range(self.lanes):
             a, b = 2 * lane, 2 * lane + 1
             bridge = self._bridge()
             previous = vswitch.add_port(bridge, phy_specs[a])
             for i in range(self.vnfs_per_lane):
-                number = lane * self.vnfs_per_lane + i
+                number = self._vnf_of(lane, i)
                 vnf = vnfs[number]
                 server = bool(vnf.vhost_user_server())
-                # port 0 faces generator port a, port 1 faces b (paths of measurement.stages)
-                specs = [self._vnf_port_spec(kind, 2 * number + j, server, dut_netns,
+                # the VNF's port 2k faces generator port a, 2k+1 faces b (paths of measurement.stages)
+                first = 2 * (lane * self.vnfs_per_lane + i)  # interface numbers: unique over all VNF ports
+                specs = [self._vnf_port_spec(kind, first + j, server, dut_netns,
                                              gen_ports[a if j == 0 else b].mac) for j in (0, 1)]
                 inbound = vswitch.add_port(bridge, specs[0][0])
                 segments.append((bridge, previous, inbound))
                 bridge = self._bridge()
                 outbound = vswitch.add_port(bridge, specs[1][0])
                 previous = outbound
-                vnf_ports.append([_for_vnf(inbound, specs[0][1]), _for_vnf(outbound, specs[1][1])])
+                vnf_ports[number] += [_for_vnf(inbound, specs[0][1]), _for_vnf(outbound, specs[1][1])]
             last = vswitch.add_port(bridge, phy_specs[b])
             segments.append((bridge, previous, last))
         for bridge, x, y in segments:
@@ -207,3 +217,17 @@ class Pvpv(VnfChain):
     generator_port_count: ClassVar[int] = 4
     lanes: ClassVar[int] = 2
     vnfs_per_lane: ClassVar[int] = 1
+
+
+class PvpMultiport(VnfChain):
+    """The multi-port PVP of VSPERF's bonding-style tests and ONP's 4-port switching: two
+    pairs of generator ports through one VNF with four ports (0<->1, 2<->3)."""
+
+    name: ClassVar[str] = "pvp_multiport"
+    description: ClassVar[str] = "PHY-vSwitch-VNF-vSwitch-PHY on two port pairs through one 4-port VNF"
+    topology: ClassVar[str] = "2 x PHY-VNF-PHY through one VNF"
+    switching_operations: ClassVar[int] = 2
+    generator_port_count: ClassVar[int] = 4
+    lanes: ClassVar[int] = 2
+    vnfs_per_lane: ClassVar[int] = 1
+    shared_vnfs: ClassVar[bool] = True

@@ -52,15 +52,16 @@ class TrafficPath:
                 "hops": [{"vnf": h.vnf, "in_port": h.in_port, "out_port": h.out_port} for h in self.hops]}
 
 
-def chain_paths(lanes: Sequence[tuple[int, int]], vnfs_per_lane: int) -> list[TrafficPath]:
+def chain_paths(lanes: Sequence[tuple[int, int]], vnfs_per_lane: int, shared: bool = False) -> list[TrafficPath]:
     """Both directions of each lane ``(a, b)`` of generator ports through ``vnfs_per_lane``
     VNFs in series, numbered lane by lane; each VNF forwards its port 0 <-> port 1 (port 0
-    faces ``a``)."""
+    faces ``a``). ``shared``: every lane crosses the same VNFs, lane ``k`` on their ports
+    ``2k`` <-> ``2k+1``."""
     paths = []
     for lane, (a, b) in enumerate(lanes):
-        first = lane * vnfs_per_lane
-        forward = tuple(VnfHop(first + i, 0, 1) for i in range(vnfs_per_lane))
-        backward = tuple(VnfHop(first + i, 1, 0) for i in reversed(range(vnfs_per_lane)))
+        first, p = (0, 2 * lane) if shared else (lane * vnfs_per_lane, 0)
+        forward = tuple(VnfHop(first + i, p, p + 1) for i in range(vnfs_per_lane))
+        backward = tuple(VnfHop(first + i, p + 1, p) for i in reversed(range(vnfs_per_lane)))
         paths += [TrafficPath(a, b, forward), TrafficPath(b, a, backward)]
     return paths
 
