@@ -70,7 +70,7 @@ class TestpmdConsole:
         console = cls(child, log, "")
         try:
             which = child.expect_exact([PROMPT, pexpect.EOF, pexpect.TIMEOUT])
-        except Exception:
+        except BaseException:  # a signal (the run's Ctrl-C) while waiting: nobody else knows the pid yet
             console.terminate()
             raise
         console.startup_output = child.before or ""
