@@ -212,7 +212,7 @@ class RunDisplay:
         for header in ("Frame B", "Throughput fps", *(f"{name} fps" for name in others), "L1 Mbps", "L2 Mbps",
                        "% line rate", "Loss", "Lat min", "Lat avg", "Lat max",
                        *(("Gen floor min", "Gen floor p50") if floors else ()),
-                       *(("Gen tx", "Gen rx", "VNF rx", "VNF tx", "Lost sw/VNF") if vnf_cols else ()),
+                       *(("Gen tx/rx", "VNF rx/tx", "Lost sw/VNF") if vnf_cols else ()),
                        "Trials", "Status"):
             table.add_column(header, justify="left" if header == "Status" else "right")
         for fs in test.frame_sizes:
@@ -240,12 +240,12 @@ class RunDisplay:
         return table
 
 
-def vnf_cells(point: ReportedPoint | None) -> tuple[str, str, str, str, str]:
+def vnf_cells(point: ReportedPoint | None) -> tuple[str, str, str]:
     """Generator TX/RX frames of the point's trial beside the VNFs' RX/TX (all VNFs, all
     ports) and the frames lost in the switch passes / in the VNFs."""
     vnf = (point.vnf if point else None) or {}
     if not vnf:
-        return ("-",) * 5
+        return ("-",) * 3
     directions = vnf.get("stages") or []
     gen_tx = sum(int(d.get("tx_frames", 0)) for d in directions)
     gen_rx = sum(int(d.get("rx_frames", 0)) for d in directions)
@@ -253,7 +253,7 @@ def vnf_cells(point: ReportedPoint | None) -> tuple[str, str, str, str, str]:
     tx = sum(int(v.get("tx_frames", 0)) for v in vnf.get("vnfs") or ())
     lost = vnf.get("lost_frames")
     lost_text = "-" if not lost else f"{lost['switch']:,}/{lost['vnf']:,}"
-    return (f"{gen_tx:,}", f"{gen_rx:,}", f"{rx:,}", f"{tx:,}", lost_text)
+    return (f"{gen_tx:,}/{gen_rx:,}", f"{rx:,}/{tx:,}", lost_text)
 
 
 def vnf_lines(point: ReportedPoint | None) -> list[str]:
