@@ -164,6 +164,8 @@ class Testpmd(Vnf):
     """dpdk-testpmd forwarding between vhost-user (net_virtio_user) or veth (net_af_packet) ports."""
 
     description: ClassVar[str] = "DPDK testpmd (io/mac/macswap) on vhost-user or veth ports, driven over its console"
+    #: The plugin contract this was written for (issue 11's versioning; unused before it lands).
+    api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser", "physical")
 
