@@ -40,6 +40,8 @@ class Deployment(abc.ABC):
     generator_port_count: ClassVar[int] = 2
     #: The shape in the seed reports' words (``PHY-PHY``, ``PHY-VNF-PHY``...).
     topology: ClassVar[str] = ""
+    #: Frames cross a VNF: the preflight refuses a plan without one (``vnf.name: none``).
+    requires_vnf: ClassVar[bool] = False
 
     def __init__(
         self,

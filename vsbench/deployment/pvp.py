@@ -57,6 +57,7 @@ class VnfChain(Deployment):
     #: ports (a VNF with 2 x lanes ports), instead of each lane having its own VNFs.
     shared_vnfs: ClassVar[bool] = False
     topology: ClassVar[str] = ""
+    requires_vnf: ClassVar[bool] = True
 
     testbed: Testbed | None = None
 
