@@ -43,3 +43,11 @@ def test_a_vnf_without_counters_leaves_the_direction_unattributed():
     assert d["attributed"] is False and d["stages"] == [] and d["lost_frames"] == 2
     (p2p,) = stages.attribute(directions, [], [])
     assert p2p["attributed"] is False
+
+
+def test_latency_probes_are_counted_with_the_direction_that_carried_them():
+    directions = [{"tx_port": 0, "rx_port": 1, "tx_frames": 100, "rx_frames": 100, "probe_frames": (50, 49)}]
+    vnf = [{0: {"rx_frames": 150, "tx_frames": 0}, 1: {"rx_frames": 0, "tx_frames": 150}}]
+    (d,) = stages.attribute(directions, vnf, stages.chain_paths([(0, 1)], 1))
+    assert (d["tx_frames"], d["rx_frames"], d["probe_frames"]) == (150, 149, 50)
+    assert [s["lost_frames"] for s in d["stages"]] == [0, 0, 1] and d["consistent"]

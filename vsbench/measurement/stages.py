@@ -17,6 +17,10 @@ measured and marks the direction ``consistent: false`` rather than being hidden.
 
 The VNF's ports forward in pairs (0<->1), so a port's RX counter holds one direction's
 frames and its TX counter the other's: a bidirectional trial is still attributed exactly.
+
+A latency trial's probe stream crosses the same stages but is not in the generator's bulk
+counters; a direction given ``probe_frames`` (sent, received) counts them in its own, so
+the stages add up (the generators here send their probes with the first direction).
 """
 
 from __future__ import annotations
@@ -77,7 +81,8 @@ def attribute(
     vnf_ports: Sequence[Mapping[int, Mapping[str, int]]],
     paths: Sequence[TrafficPath],
 ) -> list[dict[str, Any]]:
-    """Per generator direction (``{"tx_port", "rx_port", "tx_frames", "rx_frames"}``) its
+    """Per generator direction (``{"tx_port", "rx_port", "tx_frames", "rx_frames"}``, and
+    ``probe_frames`` when latency probes went with it) its
     stages with the frames in, out and lost, given each VNF's per-port counter deltas
     (``vnf_ports[i][port] = {"rx_frames", "tx_frames", "rx_missed", ...}``). A direction
     without a path, or a hop whose VNF reported no counters, gets ``stages: []`` and
@@ -85,9 +90,12 @@ def attribute(
     by_ports = {(p.tx_port, p.rx_port): p for p in paths}
     out = []
     for d in directions:
-        tx, rx = int(d["tx_frames"]), int(d["rx_frames"])
+        probes_sent, probes_received = d.get("probe_frames") or (0, 0)
+        tx, rx = int(d["tx_frames"]) + int(probes_sent), int(d["rx_frames"]) + int(probes_received)
         entry: dict[str, Any] = {"tx_port": int(d["tx_port"]), "rx_port": int(d["rx_port"]),
                                  "tx_frames": tx, "rx_frames": rx, "lost_frames": tx - rx}
+        if probes_sent:
+            entry["probe_frames"] = int(probes_sent)
         path = by_ports.get((int(d["tx_port"]), int(d["rx_port"])))
         counters = [(_port(vnf_ports, h, h.in_port), _port(vnf_ports, h, h.out_port)) for h in (path.hops if path else ())]
         if path is None or not path.hops or any(i is None or o is None for i, o in counters):
