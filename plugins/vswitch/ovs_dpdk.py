@@ -99,6 +99,7 @@ class OvsDpdk(OvsSwitchBase):
     datapath_type: ClassVar[str] = "netdev"
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch-dpdk"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+    supports_vhost_user: ClassVar[bool] = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -231,6 +232,9 @@ class OvsDpdk(OvsSwitchBase):
             return spec.name, ["type=dpdk", f'options:dpdk-devargs="{self.af_packet_devargs(spec.iface, index)}"',
                                *queue_opts]
         if spec.kind == "vhostuser":
+            if spec.options.get("vhost_server") == "vnf":  # the VNF listens; OvS connects (and reconnects)
+                return spec.name, ["type=dpdkvhostuserclient",
+                                   f'options:vhost-server-path="{self.vhost_socket_path(spec)}"']
             return spec.name, ["type=dpdkvhostuser"]
         if spec.kind == "tunnel":
             return spec.name, tunnel_columns(spec)
@@ -244,9 +248,14 @@ class OvsDpdk(OvsSwitchBase):
         return (f"net_af_packet{index},iface={iface},qpairs={af['qpairs']},blocksz={af['blocksz']},"
                 f"framesz={af['framesz']},framecnt={af['framecnt']},qdisc_bypass={int(af['qdisc_bypass'])}")
 
+    def vhost_socket_path(self, spec: PortSpec) -> Path:
+        """Where a vhost-user port's socket is: in our run dir, named after the port (OvS
+        creates it there as server; as client it connects to the VNF's socket there)."""
+        return self.instance.paths.run_dir / spec.name  # type: ignore[union-attr]
+
     def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
         if spec.kind == "vhostuser":
-            where = self.instance.paths.run_dir / spec.name  # type: ignore[union-attr]
+            where = self.vhost_socket_path(spec)
             if spec.socket_path is not None and Path(spec.socket_path) != where:
                 raise PluginError(f"ovs_dpdk creates vhost-user sockets in its run dir ({where}); "
                                   "leave socket_path unset and read it from the returned port")

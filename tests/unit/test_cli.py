@@ -69,3 +69,17 @@ def test_malformed_testcase_file(tmp_path):
         "name: broken\ndescription: x\ndeployment: p2p\ntraffic: {frame_sizes: [64], flows: 0}\n")
     rc, _, err = vsbench("--test", "broken", "--testcase-dir", str(tmp_path))
     assert_one_line_error(rc, err, "broken.yaml", "traffic.flows")
+
+
+def test_a_vnf_topology_without_a_vnf_is_refused_before_anything_exists(tmp_path):
+    rc, _, err = vsbench("--test", "pvp_cont", "--vswitch", "ovs_dpdk", "--vnf", "none",
+                         "--results-dir", str(tmp_path / "r"))
+    assert_one_line_error(rc, err, "deployment pvp sends every frame through a VNF", "--vnf testpmd")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_bad_testpmd_setting_is_one_line_with_its_name(tmp_path):
+    rc, _, err = vsbench("--test", "pvp_cont", "--vswitch", "ovs_dpdk", "--results-dir", str(tmp_path / "r"),
+                         "--test-params", "vnf.testpmd.forward_mode=rxonly")
+    assert_one_line_error(rc, err, "forward_mode")
+    assert not (tmp_path / "r").exists()

@@ -205,6 +205,6 @@ def test_capabilities_come_from_settings():
                         log_dir=Path("/nonexistent"), resources=ResourceStack())
     gen = Trafgen(ctx)
     caps = gen.capabilities()
-    assert caps.ports == 2 and caps.latency and caps.per_packet_latency and caps.needs_testbed
+    assert caps.ports == 4 and caps.latency and caps.per_packet_latency and caps.needs_testbed
     assert caps.max_rate_fps == 123456 and caps.max_flows == DEFAULTS["max_flows"]
     assert gen.generator_cpus() == {1}

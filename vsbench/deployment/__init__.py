@@ -1,4 +1,4 @@
-"""Topologies built from plugin instances: p2p, phy_router_phy now; pvp, pvvp, op2p later.
+"""Topologies built from plugin instances: p2p, phy_router_phy, pvp, pvvp, pvpv; op2p later.
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
 testcase's ``deployment`` name to its class.
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
 from vsbench.deployment.p2p import P2P
+from vsbench.deployment.pvp import Pvp, PvpMultiport, Pvpv, Pvvp, VnfChain
 from vsbench.deployment.routed import PhyRouterPhy
 
-DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, PhyRouterPhy)}
+DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, PhyRouterPhy, Pvp, Pvvp, Pvpv, PvpMultiport)}
 
 
 class UnknownDeploymentError(DeploymentError):
@@ -25,4 +26,4 @@ def get(name: str) -> type[Deployment]:
         raise UnknownDeploymentError(f"unknown deployment {name!r}; available: {known}") from None
 
 
-__all__ = ["DEPLOYMENTS", "Deployment", "DeploymentError", "UnknownDeploymentError", "VSwitchFactory", "get"]
+__all__ = ["DEPLOYMENTS", "Deployment", "DeploymentError", "UnknownDeploymentError", "VSwitchFactory", "VnfChain", "get"]

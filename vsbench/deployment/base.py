@@ -38,6 +38,10 @@ class Deployment(abc.ABC):
     switching_operations: ClassVar[int] = 1
     #: Generator ports the topology uses.
     generator_port_count: ClassVar[int] = 2
+    #: The shape in the seed reports' words (``PHY-PHY``, ``PHY-VNF-PHY``...).
+    topology: ClassVar[str] = ""
+    #: Frames cross a VNF: the preflight refuses a plan without one (``vnf.name: none``).
+    requires_vnf: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -56,6 +60,12 @@ class Deployment(abc.ABC):
         self.make_vswitch = make_vswitch
         self.make_vnf = make_vnf
         self.vswitch: VSwitch | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """What results.json records about the topology (``TestResult.topology``): its
+        shape, how many VNFs and switching operations. VNF topologies add more."""
+        return {"topology": self.topology or self.name, "vnf_count": 0,
+                "switching_operations": self.switching_operations}
 
     @abc.abstractmethod
     def build(self) -> list[GeneratorPort]:

@@ -59,6 +59,7 @@ class P2P(Deployment):
     description: ClassVar[str] = "PHY-vSwitch-PHY: two physical ports forwarded by one bridge"
     switching_operations: ClassVar[int] = 1
     generator_port_count: ClassVar[int] = 2
+    topology: ClassVar[str] = "PHY-PHY"
 
     testbed: Testbed | None = None
 

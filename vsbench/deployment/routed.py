@@ -79,12 +79,16 @@ class PhyRouterPhy(Deployment):
     description: ClassVar[str] = "PHY-router-PHY: two ports routed by a router VNF in the DUT namespace"
     switching_operations: ClassVar[int] = 1
     generator_port_count: ClassVar[int] = 2
+    topology: ClassVar[str] = "PHY-router-PHY"
 
     testbed: Testbed | None = None
     vnf: Any = None
 
     def _dut(self) -> dict[str, Any]:
         return dict(self.config.get("dut") or {})
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "vnf_count": 1}
 
     def build(self) -> list[GeneratorPort]:
         caps = self.generator.capabilities()

@@ -1,4 +1,18 @@
-"""The VNF contract: a forwarding function between given ports (process or VM)."""
+"""The VNF contract: a forwarding function between given ports (process or VM).
+
+A deployment (pvp, pvvp, pvpv, phy_router_phy) creates the switch's ports for the VNF,
+then calls :meth:`Vnf.start` with them. What a port carries depends on its kind:
+
+* ``vhostuser``: ``spec.socket_path`` is the vhost-user socket; ``spec.options``
+  ``vhost_server`` says who created it -- ``"switch"`` (the VNF connects as client) or
+  ``"vnf"`` (the VNF creates it and the switch connects; see :meth:`Vnf.vhost_user_server`);
+* ``physical``: ``spec.iface`` is a kernel interface in the DUT namespace (the VNF's end
+  of a veth pair, for a switch without vhost-user).
+
+``spec.options`` may also carry ``peer_mac`` (the MAC frames leaving that port should be
+addressed to, for MAC-rewriting forwarding modes) and ``vnf_mac`` (the MAC the VNF's port
+should take).
+"""
 
 from __future__ import annotations
 
@@ -10,13 +24,51 @@ from vsbench.interfaces.vswitch import SwitchPort
 
 
 class Vnf(Plugin):
+    """A VNF plugin.
+
+    ``port_kinds`` declares the port kinds :meth:`start` accepts (``"vhostuser"``,
+    ``"physical"``); a deployment picks vhost-user when both the switch and the VNF
+    support it, else a veth pair per VNF port when the VNF accepts ``"physical"``.
+    """
+
     kind: ClassVar[str] = "vnf"
+    port_kinds: ClassVar[tuple[str, ...]] = ("physical",)
 
     @abc.abstractmethod
     def start(self, ports: Sequence[SwitchPort]) -> None:
         """Start forwarding between ``ports`` (pairs: 0<->1, 2<->3, ...)."""
 
+    def vhost_user_server(self) -> bool:
+        """True when the VNF creates its vhost-user sockets (virtio-user server mode) and
+        the switch must connect to them as a client; asked before the switch's ports are
+        added. Default: the switch is the server."""
+        return False
+
     def stats(self) -> dict[str, Any]:
+        return {}
+
+    def busy_poll_cpus(self) -> dict[str, set[int]]:
+        """``{owner: CPUs}`` of the VNF's busy-polling threads (DPDK lcores), for the run's
+        CPU plan; empty for a VNF that does not busy-poll."""
+        return {}
+
+    def trial_begin(self) -> None:
+        """Take the 'before' sample of one trial (port counters, CPU time). Optional."""
+
+    def trial_end(self) -> dict[str, Any]:
+        """What happened in the VNF since :meth:`trial_begin`, JSON-able; ``{}`` when it
+        does not say. Recorded in trials.jsonl under the trial's ``vnf``. Keys the core
+        reads (all optional):
+
+        - ``ports``: ``[{"port", "rx_frames", "tx_frames", "rx_missed", "rx_errors",
+          "tx_errors", "rx_nombuf", ...}]``, per-port counter deltas, ``port`` indexing the
+          ports given to :meth:`start`: the core cross-checks them with the generator's
+          counters to say at which stage frames were lost;
+        - ``cpu_s``, ``elapsed_s``: CPU seconds its threads consumed, over wall seconds;
+        - ``threads``: ``[{"tid", "name", "busy_s", "utilization", "last_cpu"}]``;
+        - ``warnings``: ``[{"code", "message", "cpus", "oversubscribed"}]``, e.g. a
+          busy-polling lcore that did not get its CPU.
+        """
         return {}
 
     @abc.abstractmethod

@@ -67,11 +67,17 @@ class VSwitch(Plugin):
     ``supports_meters`` declares that the switch puts a ``dut.meter_pps`` packet-rate meter
     (``context.run.meter_pps``) on its forwarding path (the reference DUT of known capacity); a plan asking for one on
     a switch that does not declare it is refused the same way.
+
+    ``supports_vhost_user`` declares that :meth:`add_port` accepts ``vhostuser`` ports and
+    returns them with ``spec.socket_path`` set (a VNF attaches there); with ``spec.options
+    ["vhost_server"] == "vnf"`` the switch connects as a client to a socket the VNF creates.
+    A deployment gives a switch that does not declare it veth pairs to the VNF instead.
     """
 
     kind: ClassVar[str] = "vswitch"
     supports_rule_sets: ClassVar[bool] = False
     supports_meters: ClassVar[bool] = False
+    supports_vhost_user: ClassVar[bool] = False
 
     @abc.abstractmethod
     def start(self) -> None:

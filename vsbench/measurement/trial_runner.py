@@ -24,8 +24,10 @@ import numpy as np
 from vsbench.interfaces.collector import Collector
 from vsbench.interfaces.traffic import MIN_FRAME_SIZE_BYTES, TrialResult
 from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import VSwitch
-from vsbench.measurement import validity
+from vsbench.measurement import stages, validity
+from vsbench.measurement.stages import TrafficPath
 from vsbench.measurement import warmup as warmups
 from vsbench.measurement.warmup import WarmupPlan
 from vsbench.results.model import TRIAL_ROLES, TrialIdentity, TrialRecord
@@ -66,6 +68,7 @@ class TrialSink:
         collectors: dict[str, Any],
         switch: dict[str, Any] | None = None,
         warmup: dict[str, Any] | None = None,
+        vnf: dict[str, Any] | None = None,
     ) -> TrialRecord:
         rec = TrialRecord(
             identity=identity,
@@ -78,6 +81,7 @@ class TrialSink:
             collectors=collectors,
             switch=dict(switch or {}),
             warmup=dict(warmup or {}),
+            vnf=dict(vnf or {}),
         )
         self.trial_log.append(rec)  # durable before anybody acts on it
         self.next_index += 1
@@ -100,9 +104,13 @@ class TrialRunner:
         identity: TrialIdentity,
         collectors: Sequence[Collector] = (),
         vswitch: VSwitch | None = None,
+        vnfs: Sequence[Vnf] = (),
+        paths: Sequence[TrafficPath] = (),
     ) -> None:
         self.generator = generator
         self.vswitch = vswitch
+        self.vnfs = list(vnfs)
+        self.paths = list(paths)
         self.sink = sink
         self.identity = identity
         self.collectors = list(collectors)
@@ -139,6 +147,7 @@ class TrialRunner:
         started_at = utc_now_iso()
         if sample_switch:
             self._switch_begin()
+            self._vnf_begin()
         self._begin_collectors()
         t0 = time.monotonic()
         missed: DeadlineExceeded | None = None
@@ -150,6 +159,7 @@ class TrialRunner:
             result = None
         wall_s = time.monotonic() - t0
         collected = self._end_collectors()
+        vnf = self._vnf_end(result if isinstance(result, TrialResult) else None) if sample_switch else {}
         switch = self._switch_end() if sample_switch else {}
         if missed is not None or not isinstance(result, TrialResult):
             reason = (f"{validity.DEADLINE}: {missed}" if missed is not None else
@@ -174,6 +184,7 @@ class TrialRunner:
             collectors=collected,
             switch=switch,
             warmup=None if warmup is None else warmups.coverage(warmup, checked),
+            vnf=vnf,
         )
         self.records.append(rec)
         if missed is not None:
@@ -240,6 +251,36 @@ class TrialRunner:
         except Exception as exc:  # noqa: BLE001
             log.warning("vswitch %s: trial_end failed: %s", self.vswitch.name, exc)
             return {"error": str(exc)}
+
+    # -- the VNFs' counters ---------------------------------------------------------------
+
+    def _vnf_begin(self) -> None:
+        for vnf in self.vnfs:
+            try:
+                vnf.trial_begin()
+            except Exception as exc:  # noqa: BLE001 - a statistics probe must not cost the trial
+                log.warning("vnf %s: trial_begin failed: %s", vnf.name, exc)
+
+    def _vnf_end(self, result: TrialResult | None) -> dict[str, Any]:
+        """Each VNF's ``trial_end()`` and, per generator direction, the loss of each stage
+        (switch pass or VNF) from the VNFs' port counters and the generator's."""
+        if not self.vnfs:
+            return {}
+        docs: list[dict[str, Any]] = []
+        for index, vnf in enumerate(self.vnfs):
+            try:
+                doc = dict(vnf.trial_end() or {})
+            except Exception as exc:  # noqa: BLE001
+                log.warning("vnf %s: trial_end failed: %s", vnf.name, exc)
+                doc = {"error": str(exc)}
+            docs.append({"index": index, "name": vnf.name, **doc})
+        counters = [{int(p["port"]): p for p in doc.get("ports") or ()} for doc in docs]
+        directions = [{"tx_port": d.tx_port, "rx_port": d.rx_port, "tx_frames": d.tx_frames,
+                       "rx_frames": d.rx_frames} for d in (result.directions if result is not None else ())]
+        if result is not None and result.probes is not None and directions:
+            # the latency probes cross the VNFs too but are not in the bulk counters
+            directions[0]["probe_frames"] = (int(result.probes.sent), int(len(result.probes.sequence)))
+        return {"vnfs": docs, "stages": stages.attribute(directions, counters, self.paths)}
 
     # -- collectors ----------------------------------------------------------------------
 

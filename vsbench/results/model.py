@@ -71,6 +71,10 @@ class TrialRecord:
     #: Warm-up trials only: the warm-up's plan and the flows it really covered
     #: (:func:`vsbench.measurement.warmup.coverage`); {} for every other trial.
     warmup: dict[str, Any] = field(default_factory=dict)
+    #: Topologies with VNFs: each VNF's ``Vnf.trial_end()`` (``vnfs``: per-port counter
+    #: deltas, CPU time) and, per generator direction, the loss of each stage it crossed
+    #: (``stages``, :func:`vsbench.measurement.stages.attribute`); {} without a VNF.
+    vnf: dict[str, Any] = field(default_factory=dict)
 
     @property
     def frame_size_bytes(self) -> int:
@@ -118,6 +122,7 @@ class TrialRecord:
             "switch": _jsonable(self.switch),
             **({"burst_frames": int(r.burst_frames)} if r.burst_frames is not None else {}),
             **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
+            **({"vnf": _jsonable(self.vnf)} if self.vnf else {}),
         }
 
     @classmethod
@@ -166,6 +171,7 @@ class TrialRecord:
             collectors=dict(doc.get("collectors") or {}),
             switch=dict(doc.get("switch") or {}),
             warmup=dict(doc.get("warmup") or {}),
+            vnf=dict(doc.get("vnf") or {}),
         )
 
 
@@ -237,6 +243,18 @@ class ReportedPoint:
     #: The full latency summary of trial ``latency_trial_index``
     #: (:func:`vsbench.results.summary.latency_summary`).
     latency_summary: dict[str, Any] | None = None
+    #: ``throughput_fps`` x the deployment's switching operations (ONP 2.1 section 5.2):
+    #: the frames the switch forwarded per second, comparable across p2p/pvp/pvvp.
+    switched_fps: float | None = None
+    #: Topologies with VNFs: the VNFs' own counters at trial ``trial_index`` beside the
+    #: generator's and the loss of each stage (:func:`vsbench.results.summary.vnf_figures`).
+    vnf: dict[str, Any] | None = None
+    #: The run's CPU plan placed more busy-polling threads than there are CPUs (or one was
+    #: starved): the figure measures contention, not the DUT's capacity.
+    cpu_oversubscribed: bool | None = None
+    #: CPU time of each thread of the switch and of the VNFs at trial ``trial_index``
+    #: (:func:`vsbench.results.summary.thread_cpu`).
+    thread_cpu: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -434,6 +452,15 @@ class TestResult:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     frame_sizes: list[FrameSizeResult] = field(default_factory=list)
+    #: The deployment's shape: ``topology``, ``vnf_count``, ``vnf_port_kind``, ``paths``...
+    topology: dict[str, Any] | None = None
+    #: The VNF plugin ("" or ``none``: no VNF).
+    vnf: str = ""
+    #: Where every busy-polling thread runs (:func:`vsbench.runner.placement.cpu_plan`).
+    cpu_plan: dict[str, Any] | None = None
+    #: True when the CPU plan puts more busy pollers than CPUs (or they share): every
+    #: figure of this test measures CPU contention.
+    cpu_oversubscribed: bool | None = None
 
 
 @dataclass

@@ -116,6 +116,8 @@ def search_point(
         point.valid = r.valid
     if bound_trial is not None:
         point.efficiency, point.datapath = efficiency(bound_trial), switch_datapath(bound_trial)
+        point.vnf = vnf_figures(bound_trial)
+        point.thread_cpu = thread_cpu(bound_trial)
     for key, value in (stats or {}).items():  # the search's n/k, width, confirmation
         setattr(point, key, value)
     if latency_trial is not None:
@@ -136,6 +138,8 @@ def continuous_point(
     return ReportedPoint(
         efficiency=efficiency(trial),
         datapath=switch_datapath(trial),
+        vnf=vnf_figures(trial),
+        thread_cpu=thread_cpu(trial),
         name="continuous",
         throughput_fps=r.rx_fps,
         throughput_l1_mbps=l1,
@@ -174,6 +178,50 @@ def efficiency(trial: TrialRecord) -> dict | None:
         "fps_per_core": rx_fps / cores if cores > 0 else None,
         "oversubscribed": any(w.get("oversubscribed", True) for w in sw.get("warnings") or ()),
     }
+
+
+def thread_cpu(trial: TrialRecord) -> list[dict] | None:
+    """Per-thread CPU time of the switch and of each VNF at ``trial``: ``[{"owner",
+    "name", "tid", "busy_s", "utilization", "last_cpu"}]`` (owner ``vswitch`` or
+    ``vnf <i>``); None when neither reported threads."""
+    rows = [{"owner": "vswitch", **t} for t in (trial.switch or {}).get("threads") or ()]
+    for v in (trial.vnf or {}).get("vnfs") or ():
+        rows += [{"owner": f"vnf {v.get('index')}", **t} for t in v.get("threads") or ()]
+    return rows or None
+
+
+def vnf_figures(trial: TrialRecord) -> dict | None:
+    """The VNFs' side of ``trial`` (None without a VNF): per VNF its frames received and
+    transmitted over all ports, frames its rings missed, CPU in cores; per generator
+    direction the frames lost in each stage; and the frames lost in all switch passes and
+    in all VNFs."""
+    doc = trial.vnf or {}
+    if not doc.get("vnfs"):
+        return None
+    vnfs = []
+    for v in doc["vnfs"]:
+        ports = v.get("ports") or []
+        elapsed = v.get("elapsed_s")
+        vnfs.append({
+            "index": v.get("index"), "name": v.get("name"),
+            "rx_frames": sum(int(p.get("rx_frames", 0)) for p in ports),
+            "tx_frames": sum(int(p.get("tx_frames", 0)) for p in ports),
+            "rx_missed": sum(int(p.get("rx_missed", 0)) for p in ports),
+            "cpu_s": v.get("cpu_s"),
+            "cores": float(v["cpu_s"]) / float(elapsed) if v.get("cpu_s") is not None and elapsed else None,
+            "starved": any(w.get("oversubscribed", True) for w in v.get("warnings") or ()),
+            **({"error": v["error"]} if v.get("error") else {}),
+        })
+    directions = doc.get("stages") or []
+    attributed = [d for d in directions if d.get("attributed")]
+    lost = None
+    if attributed:
+        lost = {"switch": 0, "vnf": 0}
+        for d in attributed:
+            for stage in d.get("stages") or ():
+                lost[stage["stage"]] += int(stage["lost_frames"])
+    return {"vnfs": vnfs, "stages": directions, "lost_frames": lost,
+            "lost_at": sorted({d["lost_at"] for d in attributed if d.get("lost_at")})}
 
 
 def switch_datapath(trial: TrialRecord) -> dict | None:

@@ -53,7 +53,12 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: bursts went out at), ``sweep_steps`` (load_sweep: steps measured; every step is in
 #: results.json), ``generator_floor_min_ns``, ``generator_floor_p50_ns``,
 #: ``generator_floor_p99_ns`` (the generator's own latency on a direct loop without the DUT
-#: at this frame size; empty when not measured).
+#: at this frame size; empty when not measured), ``vnf`` (the VNF plugin; empty without
+#: one), ``switched_fps`` (throughput_fps x switching_operations, ONP 2.1 section 5.2: the
+#: figure comparable across p2p, pvp, pvvp), ``cpu_oversubscribed`` (more busy pollers
+#: than CPUs, or one starved: the figure measures contention), ``switch_lost_frames`` and
+#: ``vnf_lost_frames`` (frames lost in the switch passes / in the VNFs at the primary
+#: point's trial, from the VNFs' own counters).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -110,6 +115,11 @@ CSV_COLUMNS: tuple[str, ...] = (
     "generator_floor_min_ns",
     "generator_floor_p50_ns",
     "generator_floor_p99_ns",
+    "vnf",
+    "switched_fps",
+    "cpu_oversubscribed",
+    "switch_lost_frames",
+    "vnf_lost_frames",
 )
 
 
@@ -215,6 +225,10 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         values["burst_rate_fps"] = sum(n for n, _ in rates) / sum(t for _, t in rates)
     if fs.sweep:
         values["sweep_steps"] = len(fs.sweep)
+    lost = (point.vnf or {}).get("lost_frames") or {}
+    values.update({"vnf": test.vnf if test.vnf not in ("", "none") else None,
+                   "switched_fps": point.switched_fps, "cpu_oversubscribed": point.cpu_oversubscribed,
+                   "switch_lost_frames": lost.get("switch"), "vnf_lost_frames": lost.get("vnf")})
     return {column: _cell(values.get(column)) for column in CSV_COLUMNS}
 
 

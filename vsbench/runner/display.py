@@ -16,7 +16,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from vsbench.runner import display_efficiency
-from vsbench.results.model import FrameSizeResult, GeneratorFloor, RunResults, TestResult, TrialRecord
+from vsbench.results.model import FrameSizeResult, GeneratorFloor, ReportedPoint, RunResults, TestResult, TrialRecord
 
 
 def fmt_rate(fps: float | None) -> str:
@@ -152,6 +152,8 @@ class RunDisplay:
         if efficiency:
             self.console.print(f"  {fs.frame_size_bytes} B switch: {efficiency}", style="dim",
                                markup=False, highlight=False)
+        for line in vnf_lines(point):
+            self.console.print(f"  {fs.frame_size_bytes} B {line}", style="dim", markup=False, highlight=False)
         if fs.generator_limited:
             self.note(f"  {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
         if fs.generator_floor is not None:
@@ -199,11 +201,19 @@ class RunDisplay:
                     others.append(p.name)
         # the generator's own floor beside the latency, when some frame size measured it
         floors = any(fs.generator_floor is not None and fs.generator_floor.measured for fs in test.frame_sizes)
-        table = Table(title=f"{test.label} ({test.traffic_type}, {test.vswitch}, {test.trafficgen}) {goal}".strip(),
+        # with VNFs: the generator's frame counts beside the VNFs' own, and where the loss was
+        vnf_cols = any(p.vnf for fs in test.frame_sizes for p in fs.points)
+        topology = (test.topology or {}).get("topology")
+        shape = f", {topology} x{test.switching_operations} switching ops" if topology and test.vnf not in ("", "none") else ""
+        vnf = f", {test.vnf}" if test.vnf not in ("", "none") else ""
+        flag = " [CPU oversubscribed]" if test.cpu_oversubscribed else ""
+        table = Table(title=f"{test.label} ({test.traffic_type}, {test.vswitch}{vnf}, {test.trafficgen}{shape}) {goal}{flag}".strip(),
                       title_justify="left")
         for header in ("Frame B", "Throughput fps", *(f"{name} fps" for name in others), "L1 Mbps", "L2 Mbps",
                        "% line rate", "Loss", "Lat min", "Lat avg", "Lat max",
-                       *(("Gen floor min", "Gen floor p50") if floors else ()), "Trials", "Status"):
+                       *(("Gen floor min", "Gen floor p50") if floors else ()),
+                       *(("Gen tx/rx", "VNF rx/tx", "Lost sw/VNF") if vnf_cols else ()),
+                       "Trials", "Status"):
             table.add_column(header, justify="left" if header == "Status" else "right")
         for fs in test.frame_sizes:
             p = fs.primary
@@ -223,10 +233,43 @@ class RunDisplay:
                 fmt_ns(lat.avg_ns if lat else None),
                 fmt_ns(lat.max_ns if lat else None),
                 *((fmt_ns(floor.min_ns if floor else None), fmt_ns(floor.p50_ns if floor else None)) if floors else ()),
+                *(vnf_cells(p) if vnf_cols else ()),
                 str(fs.trial_count),
                 status,
             )
         return table
+
+
+def vnf_cells(point: ReportedPoint | None) -> tuple[str, str, str]:
+    """Generator TX/RX frames of the point's trial beside the VNFs' RX/TX (all VNFs, all
+    ports) and the frames lost in the switch passes / in the VNFs."""
+    vnf = (point.vnf if point else None) or {}
+    if not vnf:
+        return ("-",) * 3
+    directions = vnf.get("stages") or []
+    gen_tx = sum(int(d.get("tx_frames", 0)) for d in directions)
+    gen_rx = sum(int(d.get("rx_frames", 0)) for d in directions)
+    rx = sum(int(v.get("rx_frames", 0)) for v in vnf.get("vnfs") or ())
+    tx = sum(int(v.get("tx_frames", 0)) for v in vnf.get("vnfs") or ())
+    lost = vnf.get("lost_frames")
+    lost_text = "-" if not lost else f"{lost['switch']:,}/{lost['vnf']:,}"
+    return (f"{gen_tx:,}/{gen_rx:,}", f"{rx:,}/{tx:,}", lost_text)
+
+
+def vnf_lines(point: ReportedPoint | None) -> list[str]:
+    """``vnf testpmd#0: rx 885,476, tx 885,252, missed 0, 0.40 cores; ...`` and where loss was."""
+    vnf = (point.vnf if point else None) or {}
+    lines = []
+    for v in vnf.get("vnfs") or ():
+        cores = "" if v.get("cores") is None else f", {v['cores']:.2f} cores"
+        starved = " (starved: a forwarding lcore did not get its CPU)" if v.get("starved") else ""
+        lines.append(f"vnf {v.get('name')}#{v.get('index')}: rx {v.get('rx_frames', 0):,}, tx {v.get('tx_frames', 0):,}, "
+                     f"missed {v.get('rx_missed', 0):,}{cores}{starved}")
+    lost = vnf.get("lost_frames")
+    if lost:
+        where = f" (most at {', '.join(vnf['lost_at'])})" if vnf.get("lost_at") else ""
+        lines.append(f"frames lost: switch passes {lost['switch']:,}, VNFs {lost['vnf']:,}{where}")
+    return lines
 
 
 def back2back_text(fs: FrameSizeResult) -> str:

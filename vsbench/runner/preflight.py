@@ -90,6 +90,10 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         deployment = get_deployment(str(test.get("deployment") or "p2p"))
     except DeploymentError as exc:
         raise PreflightError(f"{where}{exc}") from None
+    vnf_name = (config.get("vnf") or {}).get("name")
+    if deployment.requires_vnf and vnf_name in (None, "", "none"):
+        raise PreflightError(f"{where}deployment {deployment.name} sends every frame through a VNF; "
+                             "choose one with --vnf (e.g. --vnf testpmd)")
     traffic = config.get("traffic") or {}
     try:
         traffic_types.check(traffic)

@@ -347,17 +347,24 @@ class Run:
         resources.register(f"trafficgen {gen_name}", generator.stop)
         generator.start()
 
+        vnfs = list(getattr(deployment, "vnfs", None) or ())
         for kind, plugin in (("trafficgen", generator), ("vswitch", deployment.vswitch),
-                             ("vnf", getattr(deployment, "vnf", None))):
+                             *(("vnf", v) for v in (vnfs or [getattr(deployment, "vnf", None)]))):
             if plugin is not None:
                 self.plugin_versions.append(sysinfo.plugin_versions(index, kind, plugin))
         self.write_sysinfo()
-        for warning in placement.warnings(deployment.vswitch, generator):
+        if hasattr(deployment, "describe"):
+            test.topology = deployment.describe()
+        cpus = placement.cpu_plan(deployment.vswitch, generator, vnfs)
+        test.cpu_plan, test.cpu_oversubscribed = cpus.to_dict(), cpus.oversubscribed
+        self.display.note(cpus.text(), style="yellow" if cpus.oversubscribed else "default")
+        for warning in placement.warning_lines(cpus):
             test.notes.append(warning)
             self.display.note(f"warning: {warning}")
 
         identity = TrialIdentity(self.run_id, index, plan.label)
-        trials = TrialRunner(generator, self.sink, identity, collectors, vswitch=deployment.vswitch)
+        trials = TrialRunner(generator, self.sink, identity, collectors, vswitch=deployment.vswitch,
+                             vnfs=vnfs, paths=getattr(deployment, "paths", None) or ())
         traffic = config.get("traffic") or {}
         run_traffic_type = traffic_types.TRAFFIC_TYPES[test.traffic_type]
         largest = max_frame_bytes(deployment.vswitch)
@@ -395,6 +402,7 @@ class Run:
             finally:
                 if fs.status != "complete":  # keep the account of what did run
                     traffic_types.account(fs, trials.records[first_trial:])
+                normalise_points(test, fs)
                 self.display.frame_size_finished(fs)
                 self.write_results()
         test.status = "complete"
@@ -494,6 +502,7 @@ class Run:
             deployment=checked.deployment.name,
             switching_operations=checked.deployment.switching_operations,
             vswitch=checked.classes["vswitch"].name,
+            vnf=checked.classes["vnf"].name if "vnf" in checked.classes else "",
             trafficgen=checked.classes["trafficgen"].name,
             traffic_type=str(traffic.get("type", "rfc2544_throughput")),
             link_gbps=float((config.get("testbed") or {}).get("link_gbps") or 0) or None,
@@ -501,6 +510,19 @@ class Run:
             flows=int(traffic.get("flows") or 1),
             frame_sizes=[FrameSizeResult(size, status="not-run") for size in checked.frame_sizes],
         )
+
+
+def normalise_points(test: TestResult, fs: FrameSizeResult) -> None:
+    """What makes a frame size's points comparable across topologies and honest about CPU:
+    ``switched_fps`` (throughput x the deployment's switching operations, ONP 2.1 section
+    5.2) and ``cpu_oversubscribed`` (the test's CPU plan oversubscribed, or a busy poller of
+    the switch or a VNF starved during the point's trial)."""
+    for point in fs.points:
+        if point.throughput_fps is not None and test.switching_operations:
+            point.switched_fps = point.throughput_fps * test.switching_operations
+        starved = bool((point.efficiency or {}).get("oversubscribed")) or any(
+            v.get("starved") for v in (point.vnf or {}).get("vnfs") or ())
+        point.cpu_oversubscribed = bool(test.cpu_oversubscribed) or starved
 
 
 def max_frame_bytes(vswitch: Any) -> int | None:

@@ -71,6 +71,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DRAIN_S = 0.5
 DEFAULT_PROBE_RATE_FPS = 1000.0
+#: Ports trafgen sends between: one pair (p2p, pvp), or two pairs in parallel lanes (pvpv).
+MAX_PORTS = 4
 
 
 @dataclass
@@ -207,7 +209,7 @@ class Trafgen(TrafficGenerator):
     def capabilities(self) -> GeneratorCapabilities:
         max_rate = self.cfg.get("max_rate_fps")
         return GeneratorCapabilities(
-            ports=2,
+            ports=MAX_PORTS,
             max_rate_fps=float(max_rate) if max_rate else None,
             latency=True,
             per_packet_latency=True,
@@ -275,9 +277,9 @@ class Trafgen(TrafficGenerator):
     def configure(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> None:
         from vsbench_plugins.trafficgen.trafgen import flows, frames
 
-        if len(ports) < 2:
-            raise PluginError(f"trafgen needs 2 ports, got {len(ports)}")
-        ports = list(ports[:2])
+        if len(ports) < 2 or len(ports) % 2 or len(ports) > MAX_PORTS:
+            raise PluginError(f"trafgen sends between pairs of ports (2 or {MAX_PORTS}), got {len(ports)}")
+        ports = list(ports)
         namespaces = {p.netns for p in ports}
         if len(namespaces) != 1 or None in namespaces:
             raise PluginError("trafgen needs both ports in one testbed network namespace "
@@ -288,10 +290,12 @@ class Trafgen(TrafficGenerator):
             raise PluginError(f"trafgen: {profile.flows} flows exceed max_flows {self.cfg['max_flows']}")
         try:
             plan = flows.plan_flows(profile.fields, profile.flows)
-            specs = [(ports[0], ports[1], profile.fields, plan)]
-            if profile.bidirectional:
-                specs.append((ports[1], ports[0], profile.reverse_fields or flows.reverse_fields(profile.fields),
-                              plan.swapped()))
+            specs = []
+            for a, b in zip(ports[0::2], ports[1::2]):  # each pair its own lane (pvpv: 0<->1, 2<->3)
+                specs.append((a, b, profile.fields, plan))
+                if profile.bidirectional:
+                    specs.append((b, a, profile.reverse_fields or flows.reverse_fields(profile.fields),
+                                  plan.swapped()))
             directions = [
                 _Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
                            template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))
@@ -341,7 +345,7 @@ class Trafgen(TrafficGenerator):
         ring = self.cfg["tx_path"] == "ring"
         cpus = tuple(sorted(set(int(c) for c in self.cfg["cpus"]))) if ring else ()
         log_dir = Path(self.context.log_dir)
-        if len(directions) == 2 and self.cfg["bidirectional_shaper"] == "shared":
+        if len(directions) >= 2 and self.cfg["bidirectional_shaper"] == "shared":
             if cpus and cpus[0] != 0:
                 # trafgen 0.6.8 hangs when a worker below the pinned range has no packet
                 # and the others have several (verified with two packets on cpu(1)).
