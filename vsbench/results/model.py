@@ -434,6 +434,9 @@ class TestResult:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     frame_sizes: list[FrameSizeResult] = field(default_factory=list)
+    #: ``{"index": i, "count": K}``: the i-th of K repeats (``--repeat K``); None otherwise.
+    #: Repeats share the label; comparisons take their median and spread.
+    repeat: dict[str, int] | None = None
 
 
 @dataclass
