@@ -190,8 +190,11 @@ class Figure:
 
 @dataclass
 class Details:
+    """Folded content: preformatted ``text``, or ``blocks``."""
+
     summary: str
-    text: str
+    text: str = ""
+    blocks: list[Any] = field(default_factory=list)
     kind = "details"
 
 
