@@ -367,6 +367,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+#: Every command and the parser that defines it (the docs render each one's help from here;
+#: tests/unit/test_docs.py checks each is dispatched by main()).
+PARSERS = {
+    "vsbench": build_parser,
+    "vsbench doctor": build_doctor_parser,
+    "vsbench cleanup": build_cleanup_parser,
+    "vsbench recompute": build_recompute_parser,
+    "vsbench report": build_report_parser,
+    "vsbench compare": build_compare_parser,
+    "vsbench db": build_db_parser,
+}
+
+
 def _user_errors() -> tuple[type[BaseException], ...]:
     """A run, store or threshold the user named that cannot be used: one line, exit 2.
     (Evaluated when an exception is being matched, so the imports stay lazy.)"""
