@@ -86,7 +86,9 @@ def test_import_is_idempotent_and_reads_back_the_same_figures(tmp_path, testkit,
     with Store(store_url) as store:
         assert store.schema_version() == SCHEMA_VERSION
         listed = store.list_runs()
-        assert [r.run_id for r in listed] == [p.name.rsplit("-", 1)[1] for p in reversed(runs)]
+        order = sorted(runs, key=lambda r: (json.loads((r / "results.json").read_text())["started_at"],
+                                            r.name.rsplit("-", 1)[1]))
+        assert [r.run_id for r in listed] == [p.name.rsplit("-", 1)[1] for p in reversed(order)]
         assert listed[0].tests == ["phy2phy_tput"]
         first = store.metrics(listed[1].run_id)
         ndr = first.by_key()[store_mod.MetricKey("phy2phy_tput", 64, "ndr_fps")]
@@ -107,16 +109,19 @@ def test_import_is_idempotent_and_reads_back_the_same_figures(tmp_path, testkit,
 def test_list_show_trend_and_compare_from_the_store(tmp_path, testkit, store_url, capsys):
     results = testkit["results"]
     runs = [make_run(tmp_path, testkit, results, "--db", store_url, capacity_fps=cap) for cap in (1e6, 0.9e6, 1e6)]
+    slow = runs[1].name.rsplit("-", 1)[1]
+    # the store orders by start time (seconds), then run id
+    runs.sort(key=lambda r: (json.loads((r / "results.json").read_text())["started_at"], r.name.rsplit("-", 1)[1]))
     ids = [r.name.rsplit("-", 1)[1] for r in runs]
     capsys.readouterr()
     code, out, _ = vsbench("db", "list", "--db", store_url, "--json", capsys=capsys)
     assert code == 0 and [r["run_id"] for r in json.loads(out)] == ids[::-1]
     code, out, _ = vsbench("db", "list", "--db", store_url, "--testcase", "nope", "--json", capsys=capsys)
     assert json.loads(out) == []
-    code, out, _ = vsbench("db", "show", ids[1], "--db", store_url, capsys=capsys)
+    code, out, _ = vsbench("db", "show", slow, "--db", store_url, capsys=capsys)
     assert code == 0 and "ndr_fps" in out and "899,852" in out
-    code, out, _ = vsbench("db", "show", ids[1], "--db", store_url, "--json", capsys=capsys)
-    assert json.loads(out)["results"]["run_id"] == ids[1]
+    code, out, _ = vsbench("db", "show", slow, "--db", store_url, "--json", capsys=capsys)
+    assert json.loads(out)["results"]["run_id"] == slow
 
     page = tmp_path / "trend.html"
     code, out, err = vsbench("db", "trend", "--test", "phy2phy_tput", "--metric", "ndr_fps", "--frame-size", "64",

@@ -249,7 +249,7 @@ class Store:
 
     def list_runs(self, testcase: str | None = None, limit: int | None = 50) -> list[StoredRun]:
         """Runs, newest first, optionally only those with a test of ``testcase``."""
-        query = sa.select(runs_table).order_by(runs_table.c.started_at.desc(), runs_table.c.run_id)
+        query = sa.select(runs_table).order_by(runs_table.c.started_at.desc(), runs_table.c.run_id.desc())
         if testcase:
             query = query.where(runs_table.c.run_id.in_(
                 sa.select(tests_table.c.run_id).where(tests_table.c.testcase == testcase)))
