@@ -83,7 +83,7 @@ def test_passing_gates_exit_0_and_every_case_passes(tmp_path, testkit, capsys):
 
 def test_baseline_regression_fails_a_worse_run_and_passes_an_unchanged_one(tmp_path, testkit, capsys):
     results = testkit["results"]
-    baseline = make_run(tmp_path, testkit, results)
+    baseline = make_run(tmp_path, testkit, results, "--store")
     conf_worse = layer(tmp_path, testkit, capacity_fps=0.9e6, name="worse.yaml")
     args = ["--test", "phy2phy_tput", "--test-params", "frame_sizes=[64,512];trial_duration=1",
             "--results-dir", str(results), "--baseline", str(baseline), "--max-regression", "5%"]
@@ -93,7 +93,7 @@ def test_baseline_regression_fails_a_worse_run_and_passes_an_unchanged_one(tmp_p
     assert "-9.99 %" in err and "allowed regression 5 %" in err and "significant" in err
     code, _, err = vsbench(*args, "--conf-file", str(layer(tmp_path, testkit, name="same.yaml")), capsys=capsys)
     assert code == 0, err
-    # the baseline by run id, from the results store this run recorded itself in
+    # the baseline by run id, from the results store it was recorded in (--store)
     run_id = baseline.name.rsplit("-", 1)[1]
     code, _, err = vsbench(*args[:-4], "--baseline", run_id, "--max-regression", "5",
                            "--conf-file", str(conf_worse), capsys=capsys)

@@ -23,8 +23,8 @@ def check(page_path, expected_images: int):
 @pytest.mark.skipif(browser.chromium() is None, reason="chromium not installed (tools/packages/test.txt)")
 def test_pages_render_in_a_browser(tmp_path, testkit, capsys):
     results = testkit["results"]
-    base = make_run(tmp_path, testkit, results, "--repeat", "2", noise=0.01)
-    other = make_run(tmp_path, testkit, results, capacity_fps=0.9e6)
+    base = make_run(tmp_path, testkit, results, "--repeat", "2", "--store", noise=0.01)
+    other = make_run(tmp_path, testkit, results, "--store", capacity_fps=0.9e6)
     report = base / "report.html"
     text = report.read_text()
     images = len(re.findall(r"<img ", text))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -87,9 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--json", action="store_true",
                     help="print a JSON summary of the run on stdout (progress and tables go to stderr)")
     store = parser.add_argument_group("results store")
-    store.add_argument("--db", metavar="URL", help="record the run in this store (sqlite:///FILE, postgresql://...; "
-                                                    "default $VSBENCH_DB, else RESULTS_DIR/vsbench.sqlite)")
-    store.add_argument("--no-store", action="store_true", help="do not record the run in the results store")
+    store.add_argument("--store", action="store_true",
+                       help="record the run in the results store: $VSBENCH_DB, else RESULTS_DIR/vsbench.sqlite "
+                            "(a run is recorded anyway when --db or $VSBENCH_DB names a store)")
+    store.add_argument("--db", metavar="URL", help="record the run in this store (sqlite:///FILE, postgresql://...); "
+                                                    "also where --baseline RUN ids are looked up")
+    store.add_argument("--no-store", action="store_true", help="do not record the run, even with $VSBENCH_DB set")
     parser.add_argument("-v", "--verbose", "--debug", dest="debug", action="store_true",
                         help="log debug messages and show tracebacks (of internal errors and of "
                              "a plugin's faults)")
@@ -327,7 +331,8 @@ def _after_run_options(args: argparse.Namespace, results_dir: Path):
         gates.max_regression_percent = thresholds.parse_percent(args.max_regression)
     if args.baseline is not None:
         gates.baseline = run_refs.load_side(args.baseline, url)
-    return after_run.AfterRun(gates=gates, junit_path=args.junit, store_url=None if args.no_store else url)
+    record = (args.store or args.db is not None or run_refs.URL_ENV in os.environ) and not args.no_store
+    return after_run.AfterRun(gates=gates, junit_path=args.junit, store_url=url if record else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -87,7 +87,7 @@ def from_testcase(section: Mapping[str, Any] | None) -> tuple[list[Threshold], f
     if not section:
         return [], None
     found = []
-    for kind in (BELOW, ABOVE):
+    for kind in ("fail_below", "fail_above"):  # BELOW, ABOVE
         for name, value in (section.get(kind) or {}).items():
             found.append(parse(f"{name}={value}", kind, source="testcase"))
     limit = section.get("max_regression_percent")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from vsbench.results import report_data, run_metrics
 from vsbench.results.run_metrics import RunMetrics
-from vsbench.results.store import URL_ENV, Store, StoreError, default_url
+from vsbench.results.store import URL_ENV, Store, StoreError, default_url  # noqa: F401 -- URL_ENV re-exported
 
 
 class RunRefError(ValueError):
