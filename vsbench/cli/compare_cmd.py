@@ -55,7 +55,7 @@ def terminal_table(comparison: compare.Comparison) -> Table:
         table.add_column("change", justify="right")
         table.add_column("significance", justify="left")
     for row in comparison.rows:
-        cells = [row.key.test, str(row.key.frame_size_bytes), row.key.metric, row.unit,
+        cells = [row.key.test, str(row.key.frame_size_bytes), row.key.metric, row.key.unit,
                  compare_page.fmt_metric(row.values[0])]
         for value, change in zip(row.values[1:], row.changes[1:]):
             kind = compare_page.bar_kind(change)

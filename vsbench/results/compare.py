@@ -33,14 +33,6 @@ class Row:
     values: list[MetricValue | None]
     changes: list[Change | None]
 
-    @property
-    def unit(self) -> str:
-        return unit_of(self.key.metric)[0]
-
-    @property
-    def higher_is_better(self) -> bool:
-        return unit_of(self.key.metric)[1]
-
 
 @dataclass
 class Difference:
@@ -183,7 +175,7 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
         "runs": [{"name": r.name, "run_ids": r.run_ids, "started_at": r.started_at, "status": r.status}
                  for r in comparison.runs],
         "rows": [{"test": row.key.test, "frame_size_bytes": row.key.frame_size_bytes, "metric": row.key.metric,
-                  "unit": row.unit, "higher_is_better": row.higher_is_better,
+                  "unit": row.key.unit, "higher_is_better": row.key.higher_is_better,
                   "values": [value_doc(v) for v in row.values],
                   "changes": [change_doc(c) for c in row.changes]} for row in comparison.rows],
         "differences": [{"scope": d.scope, "name": d.name, "values": d.values} for d in comparison.differences],
@@ -203,7 +195,7 @@ def csv_rows(comparison: Comparison) -> list[dict[str, Any]]:
             spread = value.spread if value else {}
             out.append({
                 "test": row.key.test, "frame_size_bytes": row.key.frame_size_bytes, "metric": row.key.metric,
-                "unit": row.unit, "run": run.name, "value": value.value if value else None,
+                "unit": row.key.unit, "run": run.name, "value": value.value if value else None,
                 "n": spread.get("n"), "min": spread.get("min"), "max": spread.get("max"), "cv": spread.get("cv"),
                 "percent_change": change.percent if change else None,
                 "percent_low": change.percent_low if change else None,

@@ -76,7 +76,7 @@ def rows_table(comparison: Comparison, rows: Sequence[Row]) -> Table:
     table_rows: list[list[Any]] = []
     classes = []
     for row in rows:
-        cells: list[Any] = [row.key.test, str(row.key.frame_size_bytes), row.key.metric, row.unit,
+        cells: list[Any] = [row.key.test, str(row.key.frame_size_bytes), row.key.metric, row.key.unit,
                             fmt_metric(row.values[0])]
         flagged = False
         for value, change in zip(row.values[1:], row.changes[1:]):
@@ -112,7 +112,7 @@ def build(comparison: Comparison, generated_at: str | None = None) -> dict[str, 
                                  numeric_from=99))
     else:
         differences.append(Paragraph.of("The runs' sysinfo.json agree on every compared field.", "allclear"))
-    throughput = [r for r in comparison.rows if r.unit == "fps"]
+    throughput = [r for r in comparison.rows if r.key.unit == "fps"]
     gains = [figure(compare_plots.gain_figure(comparison, throughput),
                     "Throughput change of each run against the baseline, per test and frame size (results.json): "
                     "bars in %, whiskers the 95 % interval where repeats give one; grey bars are within noise "

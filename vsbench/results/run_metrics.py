@@ -61,6 +61,14 @@ class MetricKey:
     frame_size_bytes: int
     metric: str
 
+    @property
+    def unit(self) -> str:
+        return unit_of(self.metric)[0]
+
+    @property
+    def higher_is_better(self) -> bool:
+        return unit_of(self.metric)[1]
+
 
 @dataclass
 class MetricValue:
@@ -80,11 +88,11 @@ class MetricValue:
 
     @property
     def unit(self) -> str:
-        return unit_of(self.key.metric)[0]
+        return self.key.unit
 
     @property
     def higher_is_better(self) -> bool:
-        return unit_of(self.key.metric)[1]
+        return self.key.higher_is_better
 
     @property
     def value(self) -> float:

@@ -63,6 +63,7 @@ def finish(run_dir: Path | None, run_exit_code: int, options: AfterRun) -> Outco
     if options.junit_path is not None:
         text = junit.render(cases, run_id=str(files.results.get("run_id")),
                             timestamp=files.results.get("started_at"),
+                            hostname=((files.sysinfo or {}).get("host") or {}).get("hostname"),
                             properties={"vsbench_version": str(files.results.get("vsbench_version"))})
         writers.write_atomic(options.junit_path, text)
     stored: dict[str, Any] | None = None
