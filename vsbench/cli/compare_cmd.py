@@ -67,6 +67,22 @@ def terminal_table(comparison: compare.Comparison) -> Table:
     return table
 
 
+def repeats_table(figures) -> Table | None:
+    """Median and spread over the repeats of a run (``--repeat K``), None without repeats."""
+    repeated = [m for m in figures.metrics if len(m.samples) >= 2 and m.basis.endswith("repeats")]
+    if not repeated:
+        return None
+    table = Table(title="Over the repeats: median and spread", title_justify="left")
+    for header in ("Test", "Frame B", "Metric", "Median", "Min", "Max", "CV", "n", "Unit"):
+        table.add_column(header, justify="left" if header in ("Test", "Metric", "Unit") else "right")
+    for m in repeated:
+        spread = m.spread
+        cv = "-" if spread["cv"] is None else f"{100 * spread['cv']:.2f} %"
+        table.add_row(m.key.test, str(m.key.frame_size_bytes), m.key.metric, f"{m.value:,.0f}",
+                      f"{spread['min']:,.0f}", f"{spread['max']:,.0f}", cv, str(spread["n"]), m.unit)
+    return table
+
+
 def run(args: argparse.Namespace, out: Console) -> int:
     if len(args.runs) < 2:
         raise run_refs.RunRefError("compare needs at least two runs (the first is the baseline)")

@@ -305,6 +305,12 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     display = err if args.json else out  # stdout carries only the JSON document then
     outcome = execute_plans(plans, results_dir, display, err, debug=args.debug)
     finished = after_run.finish(outcome.run_dir, outcome.exit_code, options)
+    if finished.figures is not None and args.repeat > 1:
+        from vsbench.cli.compare_cmd import repeats_table
+
+        table = repeats_table(finished.figures)
+        if table is not None:
+            display.print(table)
     for case in finished.cases:
         for failure in case.failures:
             _error(err, f"threshold failed: {case.test} {case.frame_size_bytes} B: {failure}")
