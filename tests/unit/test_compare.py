@@ -135,6 +135,7 @@ def test_different_topologies_get_switching_operations_normalised_rows():
                                  ["complete"])], [run_metrics.MetricValue(key, [fps])])
 
     comparison = compare.compare([run(1, 1e6), run(2, 0.6e6)])
+    assert not any("compared as" in n for n in comparison.notes)  # same label: no pairing
     metrics = {row.key.metric: row for row in comparison.rows}
     assert metrics["ndr_switched_fps"].values[1].value == pytest.approx(1.2e6)
     assert metrics["ndr_switched_fps"].changes[1].percent == pytest.approx(20.0)
@@ -151,3 +152,40 @@ def test_compare_refuses_what_it_cannot_compare(tmp_path, testkit, capsys):
     assert code == 2 and err.count("\n") == 1 and "nope" in err
     code, _, err = vsbench("compare", str(run), "abcdef", "--results-dir", str(testkit["results"]), capsys=capsys)
     assert code == 2 and "no run 'abcdef'" in err
+
+
+def test_tests_of_other_topologies_pair_by_position_and_results_switched_fps_is_used():
+    def run(name, label, ops, fps, switched=None):
+        metrics = [run_metrics.MetricValue(run_metrics.MetricKey(label, 64, "ndr_fps"), [fps])]
+        if switched:
+            metrics.append(run_metrics.MetricValue(run_metrics.MetricKey(label, 64, "ndr_switched_fps"), [switched]))
+        return run_metrics.RunMetrics([name], None, "complete", "0", {}, [
+            run_metrics.TestInfo(label, 1, {"testcase": label, "switching_operations": ops,
+                                            "topology": {"topology": "pvp" if ops > 1 else "p2p"}},
+                                 ["complete"])], metrics)
+
+    comparison = compare.compare([run("a", "phy2phy_tput", 1, 1e6), run("b", "pvp_tput", 2, 0.4e6, switched=0.8e6)])
+    rows = {row.key.metric: row for row in comparison.rows}
+    assert rows["ndr_fps"].changes[1].percent == pytest.approx(-60.0)
+    assert rows["ndr_switched_fps"].values[1].value == 0.8e6  # results.json's own, not recomputed
+    assert rows["ndr_switched_fps"].changes[1].percent == pytest.approx(-20.0)
+    assert any("pvp_tput compared as phy2phy_tput" in n for n in comparison.notes)
+    names = {d.name for d in comparison.differences}
+    assert {"testcase", "switching_operations", "topology"} <= names
+
+
+def test_extract_reads_the_fields_a_pvp_results_json_adds():
+    point = {"name": "NDR", "throughput_fps": 4e5, "lower_bound_fps": 4e5, "upper_bound_fps": 4.02e5,
+             "switched_fps": 8e5, "cpu_oversubscribed": True, "valid": True, "regular": True}
+    doc = {"run_id": "abc123", "tests": [{"label": "pvp_tput", "testcase": "pvp_tput", "deployment": "pvp",
+                                          "switching_operations": 2, "vnf": "testpmd", "cpu_oversubscribed": True,
+                                          "topology": {"topology": "pvp", "vnf_count": 1}, "status": "complete",
+                                          "frame_sizes": [{"frame_size_bytes": 64, "status": "complete",
+                                                           "points": [point]}]}]}
+    figures = run_metrics.extract(doc)
+    by_key = figures.by_key()
+    switched = by_key[run_metrics.MetricKey("pvp_tput", 64, "ndr_switched_fps")]
+    assert switched.value == 8e5 and (switched.interval.low, switched.interval.high) == (8e5, 8.04e5)
+    assert "CPU oversubscribed" in switched.flags
+    fields = figures.tests[0].fields
+    assert fields["vnf"] == "testpmd" and fields["topology"]["vnf_count"] == 1 and fields["cpu_oversubscribed"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from vsbench.results.run_metrics import MetricKey, MetricValue, RunMetrics, unit_of
+from vsbench.results.run_metrics import MetricKey, MetricValue, RunMetrics, TestInfo, unit_of
 from vsbench.results.significance import Change, compare_values
 
 #: Metric order in a table: throughput first, latency after, then the rest.
@@ -69,8 +69,10 @@ def _metric_rank(metric: str) -> tuple[int, str]:
 
 
 def _switched(run: RunMetrics) -> list[MetricValue]:
-    """Throughput x switching operations of each test that knows its operations."""
+    """Throughput x switching operations of each test that knows its operations (where
+    results.json did not already carry it)."""
     out = []
+    have = set(run.by_key())
     for m in run.metrics:
         if not m.key.metric.endswith("_fps") or m.key.metric.endswith("_switched_fps"):
             continue
@@ -79,6 +81,8 @@ def _switched(run: RunMetrics) -> list[MetricValue]:
         if not isinstance(ops, int) or ops < 1:
             continue
         key = MetricKey(m.key.test, m.key.frame_size_bytes, m.key.metric[:-len("_fps")] + "_switched_fps")
+        if key in have:
+            continue
         lo_hi = None if m.interval is None else type(m.interval)(m.interval.low * ops, m.interval.high * ops)
         out.append(MetricValue(key, [s * ops for s in m.samples], lo_hi, m.basis, list(m.flags)))
     return out
@@ -117,10 +121,40 @@ def differences(runs: Sequence[RunMetrics]) -> list[Difference]:
     return out
 
 
+def align(run: RunMetrics, baseline: RunMetrics) -> tuple[RunMetrics, list[str]]:
+    """``run`` with its tests relabelled as the baseline's, by position, when the two share
+    no test label (another topology's testcase: phy2phy_tput against pvp_tput); else
+    ``run`` itself. Returns the notes saying what was paired with what."""
+    base_labels = [t.label for t in baseline.tests]
+    if not base_labels or {t.label for t in run.tests} & set(base_labels):
+        return run, []
+    mapping = {t.label: b for t, b in zip(run.tests, base_labels)}
+    notes = [f"{run.name}: {old} compared as {new} (no test label in common: paired by position)"
+             for old, new in mapping.items() if old != new]
+    tests = []
+    for t in run.tests:
+        if t.label in mapping:
+            fields = dict(t.fields)
+            fields.setdefault("testcase", t.label)
+            tests.append(TestInfo(mapping[t.label], t.repeats, fields, list(t.statuses)))
+    metrics = [MetricValue(MetricKey(mapping[m.key.test], m.key.frame_size_bytes, m.key.metric), list(m.samples),
+                           m.interval, m.basis, list(m.flags)) for m in run.metrics if m.key.test in mapping]
+    aligned = RunMetrics(list(run.run_ids), run.started_at, run.status, run.vsbench_version, dict(run.sut),
+                         tests, metrics)
+    return aligned, notes
+
+
 def compare(runs: Sequence[RunMetrics], metrics: Sequence[str] | None = None) -> Comparison:
     """Compare ``runs`` against ``runs[0]``; ``metrics`` limits the metric names shown."""
     if len(runs) < 2:
         raise ValueError("a comparison needs at least two runs")
+    pairing: list[str] = []
+    aligned = [runs[0]]
+    for run in runs[1:]:
+        same, notes = align(run, runs[0])
+        aligned.append(same)
+        pairing += notes
+    runs = aligned
     extra = [_switched(r) for r in runs] if _topologies_differ(runs) else [[] for _ in runs]
     tables = [{**r.by_key(), **{m.key: m for m in e}} for r, e in zip(runs, extra)]
     keys: list[MetricKey] = []
@@ -143,7 +177,7 @@ def compare(runs: Sequence[RunMetrics], metrics: Sequence[str] | None = None) ->
                 other.value if other else None, other.samples if other else [],
                 other.uncertainty if other else None, unit_of(key.metric)[1]))
         rows.append(Row(key, values, changes))
-    comparison = Comparison(list(runs), rows, differences(runs))
+    comparison = Comparison(list(runs), rows, differences(runs), list(pairing))
     for label in test_order:
         missing = [r.name for r in runs if r.test(label) is None]
         if missing:

@@ -9,6 +9,8 @@ Metric names carry their unit, as everywhere in vsbench:
 * ``<goal>_fps`` -- the reported throughput of each search goal (``ndr_fps``, ``pdr_fps``),
   or ``continuous_fps`` (received rate of a fixed-rate test), aggregate over directions;
 * ``<goal>_fps_per_core`` -- frames/s per core the switch consumed at that point's trial;
+* ``<goal>_switched_fps`` -- the throughput x the deployment's switching operations, where
+  results.json carries it (ONP 2.1 section 5.2, comparable across p2p/pvp/pvvp);
 * ``latency_{min,avg,p50,p99,max}_ns`` -- one-way latency of the primary goal's latency
   trial (NDR by default);
 * ``b2b_frames_avg`` -- back-to-back frames (RFC 9004).
@@ -37,7 +39,7 @@ LATENCY_METRICS = ("latency_min_ns", "latency_avg_ns", "latency_p50_ns", "latenc
 #: What a test is, beside its figures: shown where compared runs differ. Fields a newer
 #: results.json adds (topology, VNFs) are picked up when present.
 TEST_FIELDS = ("testcase", "deployment", "topology", "switching_operations", "vswitch", "trafficgen", "vnf",
-               "vnfs", "traffic_type", "flows", "bidirectional", "link_gbps")
+               "vnfs", "traffic_type", "flows", "bidirectional", "link_gbps", "cpu_oversubscribed")
 
 
 def unit_of(metric: str) -> tuple[str, bool]:
@@ -208,6 +210,8 @@ def _point_flags(fs: Mapping[str, Any], point: Mapping[str, Any]) -> list[str]:
         flags.append("irregular search result")
     if fs.get("generator_limited"):
         flags.append("generator-limited")
+    if point.get("cpu_oversubscribed"):
+        flags.append("CPU oversubscribed")
     return flags
 
 
@@ -248,6 +252,11 @@ def _frame_metrics(fs: Mapping[str, Any], trials: Mapping[int, TrialRecord]) -> 
         reps = point.get("repetitions") if isinstance(point.get("repetitions"), Mapping) else {}
         rep_samples = [v for v in (_num(x) for x in reps.get("lower_bounds_fps") or []) if v is not None]
         yield f"{name}_fps", value, interval, basis, flags, rep_samples if len(rep_samples) >= 2 else None
+        switched = _num(point.get("switched_fps"))  # x switching operations, when results.json has it
+        if switched is not None and value:
+            ops = switched / value
+            yield (f"{name}_switched_fps", switched, None if interval is None else Interval(low * ops, high * ops),
+                   basis, flags, [r * ops for r in rep_samples] if len(rep_samples) >= 2 else None)
         per_core = _num((point.get("efficiency") or {}).get("fps_per_core")) if isinstance(point.get("efficiency"), Mapping) else None
         if per_core is not None:
             yield f"{name}_fps_per_core", per_core, None, "", flags, None
