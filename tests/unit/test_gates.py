@@ -123,8 +123,10 @@ def test_gate_input_errors_exit_2_before_anything_runs(tmp_path, testkit, capsys
                         (["--baseline", str(tmp_path / "missing"), "--max-regression", "5"], "no such run directory"),
                         (["--repeat", "0"], "--repeat must be at least 1"),
                         (["--junit", str(tmp_path / "no" / "dir.xml")], "no directory")):
-        code, _, err = vsbench(*base, *extra, capsys=capsys)
+        code, out, err = vsbench(*base, *extra, "--json", capsys=capsys)
         assert code == 2 and text in err and err.count("\n") == 1, (extra, err)
+        assert json.loads(out) == {"schema": "vsbench.run-summary/1", "exit_code": 2, "run_dir": None,
+                                   "error": err.strip().removeprefix("vsbench: error: ")}
     assert not testkit["results"].exists()  # nothing ran
 
 

@@ -269,6 +269,17 @@ def _error(console: Console, message: str) -> None:
     console.print(f"vsbench: error: {message}", markup=False, highlight=False, soft_wrap=True)
 
 
+def _json_error(argv: Sequence[str], code: int, message: str) -> None:
+    """With ``--json``, a run that could not start still prints its JSON document, so a
+    script reading stdout always gets one."""
+    if "--json" in argv and (not argv or argv[0] not in ("compare", "db", "doctor", "cleanup", "recompute",
+                                                          "report")):
+        from vsbench.runner.after_run import SUMMARY_SCHEMA_ID
+
+        sys.stdout.write(json.dumps({"schema": SUMMARY_SCHEMA_ID, "exit_code": code, "run_dir": None,
+                                     "error": message}) + "\n")
+
+
 def run_cleanup(argv: Sequence[str], err: Console) -> int:
     args = build_cleanup_parser().parse_args(argv)
     _setup_logging(args.debug)
@@ -364,9 +375,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_main(argv, out, err)
     except (UsageError, cfg.ConfigError, plugins.UnknownPluginError) as exc:
         _error(err, str(exc))
+        _json_error(argv, EXIT_USAGE, str(exc))
         return EXIT_USAGE
     except _user_errors() as exc:
         _error(err, str(exc))
+        _json_error(argv, EXIT_USAGE, str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
         _error(err, "interrupted")
