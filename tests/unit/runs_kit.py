@@ -5,7 +5,6 @@ capacity each run chooses (``capacity_fps``, and ``capacity_noise`` to make repe
 from __future__ import annotations
 
 import json
-from io import StringIO
 from pathlib import Path
 
 import yaml
@@ -54,7 +53,3 @@ def make_run(tmp_path: Path, testkit: dict, results: Path, *extra: str, capacity
 
 def results_of(run_dir: Path) -> dict:
     return json.loads((run_dir / "results.json").read_text())
-
-
-def out_buffer() -> StringIO:
-    return StringIO()

@@ -79,6 +79,10 @@ def test_repeat_runs_each_plan_k_times_and_reports_median_and_spread(tmp_path, t
     summary = out[out.index("Over the repeats: median and spread"):]
     ndr_line = next(line for line in summary.splitlines() if " 64 " in line and "ndr_fps" in line)
     assert f"{ndr.value:,.0f}" in ndr_line and f"{100 * ndr.spread['cv']:.2f} %" in ndr_line
+    report = (run / "report.html").read_text()
+    section = report[report.index("<h2>Repeats</h2>"):]
+    assert f"<td class=\"num\">{ndr.value:,.0f}</td>" in section.split("</table>")[0]
+    assert "repeat 3 of 3" in report
 
 
 def test_compare_two_switches_prints_the_change_with_significance(tmp_path, testkit, capsys):
