@@ -307,6 +307,7 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     plans = repeated(resolve_plans(args), args.repeat)
     results_dir = Path(plans[0].config["results_dir"])
     options = _after_run_options(args, results_dir)
+    options.figures = args.json or args.repeat > 1 or any(p.config.get("thresholds") for p in plans)
     if args.junit is not None and not args.junit.parent.is_dir():
         raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
 

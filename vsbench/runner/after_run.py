@@ -32,6 +32,12 @@ class AfterRun:
     gates: thresholds.Gates = field(default_factory=thresholds.Gates)
     junit_path: Path | None = None
     store_url: str | None = None  # None: do not record
+    #: The figures are wanted anyway (``--json``, ``--repeat``, a testcase's thresholds).
+    figures: bool = False
+
+    @property
+    def needed(self) -> bool:
+        return self.figures or self.gates.any or self.junit_path is not None or self.store_url is not None
 
 
 @dataclass
@@ -52,7 +58,7 @@ def finish(run_dir: Path | None, run_exit_code: int, options: AfterRun) -> Outco
     and the summary document of ``--json``."""
     summary: dict[str, Any] = {"schema": SUMMARY_SCHEMA_ID, "exit_code": run_exit_code,
                                "run_dir": None if run_dir is None else str(run_dir)}
-    if run_dir is None or not (run_dir / report_data.RESULTS_FILE).is_file():
+    if run_dir is None or not (run_dir / report_data.RESULTS_FILE).is_file() or not options.needed:
         return Outcome(run_exit_code, [], None, summary)
     files, figures = load_figures(run_dir)
     configs = {p.get("index"): p.get("config") or {} for p in files.plans}
