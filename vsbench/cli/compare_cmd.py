@@ -56,12 +56,12 @@ def terminal_table(comparison: compare.Comparison) -> Table:
         table.add_column("significance", justify="left")
     for row in comparison.rows:
         cells = [row.key.test, str(row.key.frame_size_bytes), row.key.metric, row.key.unit,
-                 compare_page.fmt_metric(row.values[0])]
+                 _flagged(row.values[0])]
         for value, change in zip(row.values[1:], row.changes[1:]):
             kind = compare_page.bar_kind(change)
             style = {"better": "green", "worse": "red", "noise": "dim", "unknown": "yellow"}[kind]
             text = "-" if change is None or change.percent is None else f"{change.percent:+.2f} %"
-            cells += [compare_page.fmt_metric(value), f"[{style}]{text}[/{style}]",
+            cells += [_flagged(value), f"[{style}]{text}[/{style}]",
                       "-" if change is None else change.significance]
         table.add_row(*cells)
     return table
@@ -81,6 +81,21 @@ def repeats_table(figures) -> Table | None:
         table.add_row(m.key.test, str(m.key.frame_size_bytes), m.key.metric, f"{m.value:,.0f}",
                       f"{spread['min']:,.0f}", f"{spread['max']:,.0f}", cv, str(spread["n"]), m.unit)
     return table
+
+
+def _flagged(value) -> str:
+    """The value, marked ``*`` when a validity flag qualifies it (listed under the table)."""
+    return compare_page.fmt_metric(value) + (" *" if value is not None and value.flags else "")
+
+
+def flag_notes(comparison: compare.Comparison) -> list[str]:
+    found: dict[str, set[str]] = {}
+    for row in comparison.rows:
+        for run, value in zip(comparison.runs, row.values):
+            if value is not None:
+                for flag in value.flags:
+                    found.setdefault(run.name, set()).add(f"{flag} at {row.key.frame_size_bytes} B")
+    return [f"* {name}: {', '.join(sorted(flags))}" for name, flags in found.items()]
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
@@ -125,6 +140,8 @@ def _print_table(comparison: compare.Comparison, out: Console) -> None:
         for d in diffs:
             table.add_row(d.scope, d.name, *("-" if v is None else str(v) for v in d.values))
         out.print(table)
+    for note in flag_notes(comparison):
+        out.print(note, markup=False, highlight=False, soft_wrap=True)
     for note in comparison.notes:
         out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
