@@ -5,7 +5,8 @@ and an unchanged run that passes with exit 0; then ``vsbench compare`` of the tw
 results store by run id.
 
 The meter, not the switch, sets the figures here, so the verdicts are stable on this noisy
-2-core machine: the meter rates are far below what trafgen sends even when loaded.
+2-core machine: the meter rates are far below what trafgen sends even when loaded (it
+delivered ~5.5 kfps of 64 B at worst here, with QEMU guests of other work on both cores).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ if os.geteuid() != 0:
     pytest.skip("needs root (network namespaces, hugepages)", allow_module_level=True)
 
 XSD = Path(__file__).resolve().parents[1] / "data" / "junit" / "jenkins-junit.xsd"
-METER_PPS = 20_000
+METER_PPS = 4_000
 TRIAL_S = 2
 
 
