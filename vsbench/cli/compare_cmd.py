@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                      "RESULTS_DIR/vsbench.sqlite)")
     parser.add_argument("--results-dir", type=Path, metavar="D", default=Path("results"),
                         help="where the default SQLite store is (default ./results)")
-    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("-v", "--debug", action="store_true", help="debug logging, tracebacks of internal errors")
 
 
 def csv_text(comparison: compare.Comparison) -> str:

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser, parser_class: type) -> None:
                                                      "(default $VSBENCH_DB, else RESULTS_DIR/vsbench.sqlite)")
     common.add_argument("--results-dir", type=Path, metavar="D", default=Path("results"),
                         help="where the default SQLite store is (default ./results)")
-    common.add_argument("--debug", action="store_true")
+    common.add_argument("-v", "--debug", action="store_true", help="debug logging, tracebacks of internal errors")
     sub = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class)
     sub.required = True
     p = sub.add_parser("import", parents=[common], help="record run directories in the store (again: no duplicate)")

@@ -205,7 +205,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(prog="vsbench compare",
                      description="Compare runs: per testcase x frame size x metric the values side by side, the "
-                                 "%% change against the first run and whether it is significant; what differs "
+                                 "% change against the first run and whether it is significant; what differs "
                                  "between the runs (switch, deployment, sysinfo.json).")
     compare_cmd.add_arguments(parser)
     return parser
