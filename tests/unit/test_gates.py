@@ -57,7 +57,7 @@ def test_a_failed_threshold_exits_3_with_a_junit_failure_and_json(tmp_path, test
     # the p99 of 100 probes is not defined: a gate that cannot be checked is not passed
     assert any("latency_p99_ns was not measured" in f for f in cases[("phy2phy_tput", 512)]["failures"])
     assert any(m["metric"] == "ndr_fps" and m["frame_size_bytes"] == 64 for m in doc["metrics"])
-    assert "threshold failed: phy2phy_tput 64 B" in err
+    assert "gate failed: phy2phy_tput 64 B" in err
 
     tree = validate_junit(report)
     suite = tree.getroot().find("testsuite")

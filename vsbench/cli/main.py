@@ -325,7 +325,7 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
             display.print(table)
     for case in finished.cases:
         for failure in case.failures:
-            _error(err, f"threshold failed: {case.test} {case.frame_size_bytes} B: {failure}")
+            _error(err, f"gate failed: {case.test} {case.frame_size_bytes} B: {failure}")
     if args.json:
         out.file.write(json.dumps(finished.summary, indent=2, allow_nan=False) + "\n")
     return finished.exit_code
