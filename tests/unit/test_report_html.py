@@ -192,7 +192,7 @@ def test_text_from_the_files_is_escaped(tmp_path, testkit):
     page = check_page(run_dir / "report.html")  # no script tag, no foreign src
     html_text = (run_dir / "report.html").read_text()
     assert "<script" not in html_text and "<img src=http" not in html_text
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &lt;img src=http://evil.example" in html_text
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;img src=http://evil.example" in html_text
     assert evil in "".join(page.text)  # shown as text, exactly as written
     assert "&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;script&gt;alert(2)" in html_text  # config.yaml, escaped
 

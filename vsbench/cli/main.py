@@ -1,14 +1,19 @@
 """The ``vsbench`` command: parse arguments, resolve plans, hand them to the runner.
 
-Exit codes (scripts and CI jobs rely on them): 0 every test ran; 1 a test failed to run;
-2 bad input (unknown test or plugin, malformed YAML, invalid value, missing prerequisite);
-130 interrupted. A user's mistake is one line on stderr, never a traceback.
+Exit codes (scripts and CI jobs rely on them): 0 every test ran (and passed its gates);
+1 a test failed to run; 2 bad input (unknown test or plugin, malformed YAML, invalid value,
+missing prerequisite, unknown run); 3 every test ran but a gate failed (``--fail-below``,
+``--fail-above``, a testcase's ``thresholds``, ``--baseline --max-regression``); 130
+interrupted. "Could not run" (1, 2, 130) wins over 3. A user's mistake is one line on
+stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -19,9 +24,9 @@ from vsbench import __version__
 from vsbench.cli import listing
 from vsbench.runner import config as cfg
 from vsbench.runner import plugins, testcases
-from vsbench.runner.plan import TestPlan
+from vsbench.runner.plan import TestPlan, repeated
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 PLUGIN_FLAGS = ("vswitch", "trafficgen", "vnf")
 
 
@@ -44,7 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
                "missing piece, with the command that fixes it); "
                "'vsbench cleanup' removes what a killed run left behind; "
                "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials; "
-               "'vsbench report RUN_DIR' (re)writes a run's report.html from its files.",
+               "'vsbench report RUN_DIR' (re)writes a run's report.html from its files; "
+               "'vsbench compare RUN_A RUN_B' compares runs; 'vsbench db import|list|show|trend' uses the "
+               "results store. Exit codes: 0 ok, 1 a test failed to run, 2 bad input, 3 a threshold "
+               "failed, 130 interrupted.",
     )
     parser.add_argument("--test", action="append", metavar="NAME", default=[],
                         help="testcase to run (repeatable); see --list")
@@ -63,6 +71,29 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read testcases from DIR instead of the installed ones")
     parser.add_argument("--conf-dir", metavar="DIR", type=Path,
                         help="read default configuration from DIR instead of the installed one")
+    parser.add_argument("--repeat", type=int, default=1, metavar="K",
+                        help="run every testcase K times (median and spread are reported; compare uses them)")
+    ci = parser.add_argument_group("CI gates (exit 3 when one fails)")
+    ci.add_argument("--fail-below", action="append", default=[], metavar="METRIC[@B]=V",
+                    help="fail when a figure is below V, e.g. ndr_fps=1e6 or ndr_fps@64=1.5M (repeatable)")
+    ci.add_argument("--fail-above", action="append", default=[], metavar="METRIC[@B]=V",
+                    help="fail when a figure is above V, e.g. latency_p99_ns=50000 (repeatable)")
+    ci.add_argument("--baseline", metavar="RUN", help="a run directory or stored run id to check regressions against")
+    ci.add_argument("--max-regression", metavar="PCT",
+                    help="with --baseline: fail a figure more than PCT worse than the baseline (e.g. 5%%) "
+                         "unless the change is within noise; default the testcase's thresholds")
+    ci.add_argument("--regression-metric", action="append", default=[], metavar="NAME",
+                    help="figures the regression check covers (repeatable; default every throughput *_fps)")
+    ci.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file (one case per test x frame size)")
+    ci.add_argument("--json", action="store_true",
+                    help="print a JSON summary of the run on stdout (progress and tables go to stderr)")
+    store = parser.add_argument_group("results store")
+    store.add_argument("--store", action="store_true",
+                       help="record the run in the results store: $VSBENCH_DB, else RESULTS_DIR/vsbench.sqlite "
+                            "(a run is recorded anyway when --db or $VSBENCH_DB names a store)")
+    store.add_argument("--db", metavar="URL", help="record the run in this store (sqlite:///FILE, postgresql://...); "
+                                                    "also where --baseline RUN ids are looked up")
+    store.add_argument("--no-store", action="store_true", help="do not record the run, even with $VSBENCH_DB set")
     parser.add_argument("-v", "--verbose", "--debug", dest="debug", action="store_true",
                         help="log debug messages and show tracebacks (of internal errors and of "
                              "a plugin's faults)")
@@ -169,6 +200,42 @@ def run_report(argv: Sequence[str], out: Console) -> int:
     return EXIT_OK
 
 
+def build_compare_parser() -> argparse.ArgumentParser:
+    from vsbench.cli import compare_cmd
+
+    parser = _Parser(prog="vsbench compare",
+                     description="Compare runs: per testcase x frame size x metric the values side by side, the "
+                                 "% change against the first run and whether it is significant; what differs "
+                                 "between the runs (switch, deployment, sysinfo.json).")
+    compare_cmd.add_arguments(parser)
+    return parser
+
+
+def build_db_parser() -> argparse.ArgumentParser:
+    from vsbench.cli import db_cmd
+
+    parser = _Parser(prog="vsbench db", description="The results store: record runs (import), list them, show one, "
+                                                    "trend one figure over runs.")
+    db_cmd.add_arguments(parser, _Parser)
+    return parser
+
+
+def run_compare(argv: Sequence[str], out: Console) -> int:
+    args = build_compare_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from vsbench.cli import compare_cmd
+
+    return compare_cmd.run(args, out)
+
+
+def run_db(argv: Sequence[str], out: Console) -> int:
+    args = build_db_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from vsbench.cli import db_cmd
+
+    return db_cmd.run(args, out)
+
+
 def resolve_plans(args: argparse.Namespace) -> list[TestPlan]:
     """All plans for the requested tests, validated, with plugin names checked."""
     conf_dir = args.conf_dir or cfg.default_conf_dir()
@@ -202,6 +269,17 @@ def _error(console: Console, message: str) -> None:
     console.print(f"vsbench: error: {message}", markup=False, highlight=False, soft_wrap=True)
 
 
+def _json_error(argv: Sequence[str], code: int, message: str) -> None:
+    """With ``--json``, a run that could not start still prints its JSON document, so a
+    script reading stdout always gets one."""
+    if "--json" in argv and (not argv or argv[0] not in ("compare", "db", "doctor", "cleanup", "recompute",
+                                                          "report")):
+        from vsbench.runner.after_run import SUMMARY_SCHEMA_ID
+
+        sys.stdout.write(json.dumps({"schema": SUMMARY_SCHEMA_ID, "exit_code": code, "run_dir": None,
+                                     "error": message}) + "\n")
+
+
 def run_cleanup(argv: Sequence[str], err: Console) -> int:
     args = build_cleanup_parser().parse_args(argv)
     _setup_logging(args.debug)
@@ -224,12 +302,55 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         return EXIT_OK
     if not args.test:
         raise UsageError("nothing to do: give --test NAME (see --list), --list or --list-plugins")
-    plans = resolve_plans(args)
+    if args.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
+    plans = repeated(resolve_plans(args), args.repeat)
     results_dir = Path(plans[0].config["results_dir"])
+    options = _after_run_options(args, results_dir)
+    options.figures = args.json or args.repeat > 1 or any(p.config.get("thresholds") for p in plans)
+    if args.junit is not None and not args.junit.parent.is_dir():
+        raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
 
-    from vsbench.runner.run import run_plans  # heavy imports only when running
+    from vsbench.runner import after_run
+    from vsbench.runner.run import execute_plans  # heavy imports only when running
 
-    return run_plans(plans, results_dir, out, err, debug=args.debug)
+    display = err if args.json else out  # stdout carries only the JSON document then
+    outcome = execute_plans(plans, results_dir, display, err, debug=args.debug)
+    finished = after_run.finish(outcome.run_dir, outcome.exit_code, options)
+    if finished.figures is not None and args.repeat > 1:
+        from vsbench.cli.compare_cmd import repeats_table
+
+        table = repeats_table(finished.figures)
+        if table is not None:
+            display.print(table)
+    for case in finished.cases:
+        for failure in case.failures:
+            _error(err, f"gate failed: {case.test} {case.frame_size_bytes} B: {failure}")
+    if args.json:
+        out.file.write(json.dumps(finished.summary, indent=2, allow_nan=False) + "\n")
+    return finished.exit_code
+
+
+def _after_run_options(args: argparse.Namespace, results_dir: Path):
+    """The gates, JUnit file and store of a run, checked before anything runs (a bad
+    threshold or an unknown baseline is exit 2, not a wasted run)."""
+    from vsbench.results import thresholds
+    from vsbench.runner import after_run, run_refs
+
+    gates = thresholds.Gates(
+        thresholds=[thresholds.parse(s, thresholds.BELOW) for s in args.fail_below]
+        + [thresholds.parse(s, thresholds.ABOVE) for s in args.fail_above],
+        regression_metrics=args.regression_metric or None,
+    )
+    url = run_refs.store_url(args.db, results_dir)
+    if args.max_regression is not None:
+        if args.baseline is None:
+            raise UsageError("--max-regression needs --baseline RUN")
+        gates.max_regression_percent = thresholds.parse_percent(args.max_regression)
+    if args.baseline is not None:
+        gates.baseline = run_refs.load_side(args.baseline, url)
+    record = (args.store or args.db is not None or run_refs.URL_ENV in os.environ) and not args.no_store
+    return after_run.AfterRun(gates=gates, junit_path=args.junit, store_url=url if record else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -248,9 +369,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_recompute(argv[1:], out)
         if argv and argv[0] == "report":
             return run_report(argv[1:], out)
+        if argv and argv[0] == "compare":
+            return run_compare(argv[1:], out)
+        if argv and argv[0] == "db":
+            return run_db(argv[1:], out)
         return run_main(argv, out, err)
     except (UsageError, cfg.ConfigError, plugins.UnknownPluginError) as exc:
         _error(err, str(exc))
+        _json_error(argv, EXIT_USAGE, str(exc))
+        return EXIT_USAGE
+    except _user_errors() as exc:
+        _error(err, str(exc))
+        _json_error(argv, EXIT_USAGE, str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
         _error(err, "interrupted")
@@ -260,6 +390,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _error(err, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
         return EXIT_FAILED
+
+
+#: Every command and the parser that defines it (the docs render each one's help from here;
+#: tests/unit/test_docs.py checks each is dispatched by main()).
+PARSERS = {
+    "vsbench": build_parser,
+    "vsbench doctor": build_doctor_parser,
+    "vsbench cleanup": build_cleanup_parser,
+    "vsbench recompute": build_recompute_parser,
+    "vsbench report": build_report_parser,
+    "vsbench compare": build_compare_parser,
+    "vsbench db": build_db_parser,
+}
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """A run, store or threshold the user named that cannot be used: one line, exit 2.
+    (Evaluated when an exception is being matched, so the imports stay lazy.)"""
+    from vsbench.results.store import StoreError
+    from vsbench.results.thresholds import ThresholdError
+    from vsbench.runner.run_refs import RunRefError
+
+    return (RunRefError, ThresholdError, StoreError)
 
 
 if __name__ == "__main__":

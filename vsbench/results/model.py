@@ -461,6 +461,9 @@ class TestResult:
     #: True when the CPU plan puts more busy pollers than CPUs (or they share): every
     #: figure of this test measures CPU contention.
     cpu_oversubscribed: bool | None = None
+    #: ``{"index": i, "count": K}``: the i-th of K repeats (``--repeat K``); None otherwise.
+    #: Repeats share the label; comparisons take their median and spread.
+    repeat: dict[str, int] | None = None
 
 
 @dataclass

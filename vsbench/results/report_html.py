@@ -7,8 +7,11 @@ formatted: throughput tables are the reported points of results.json, the search
 trials of trials.jsonl (by ``trial_index``), the parameters the plan's resolved config.
 
 One self-contained file: inline CSS, plots as SVG data URIs (:mod:`report_plots`), no
-script, no external font or link. All text read from the files is escaped -- testcase
-descriptions and config values are user input. Validity notes (invalid or generator-limited
+script, no external font or link. The page is ``templates/report.html.j2`` over one report
+model (:func:`build_model`: the header, validity, summary, scaling, SUT, plan and footer
+sections as blocks of :mod:`vsbench.results.page_model`); every number is formatted here and
+the template escapes everything (autoescape) -- testcase descriptions and config values are
+user input. Validity notes (invalid or generator-limited
 trials, CPU oversubscription, irregular search results, failed plans) are listed at the top
 and again beside the figures they qualify; nothing that qualifies a figure is folded away.
 """
@@ -16,13 +19,29 @@ and again beside the figures they qualify; nothing that qualifies a figure is fo
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import yaml
 
-from vsbench.results import recompute, report_plots, report_scaling, report_traffic, writers
+from vsbench.results import recompute, report_plots, report_scaling, report_traffic, run_metrics, writers
+from vsbench.results import render as templates
+from vsbench.results.page_model import (
+    Details,
+    Em,
+    Group,
+    Heading,
+    Lines,
+    Mono,
+    NoteCell,
+    NoteItem,
+    Notes,
+    Page,
+    Paragraph,
+    compact,
+)
 from vsbench.results.report_data import (
     CONFIG_FILE,
     INPUT_FILES,
@@ -39,10 +58,7 @@ from vsbench.results.report_data import (
 
 from vsbench.results.report_page import (  # noqa: F401 -- re-exported: the page helpers
     DASH,
-    Raw,
     badge,
-    cell,
-    e,
     figure,
     fmt_bytes,
     fmt_fixed,
@@ -64,70 +80,6 @@ MAX_INVALID_ROWS = 40
 
 # -- the page ---------------------------------------------------------------------------------
 
-CSS = """
-:root { --fg:#1d2125; --muted:#5d6670; --line:#d5dae0; --head:#eef1f4; --stripe:#f7f9fa;
-        --err:#b3261e; --errbg:#fdecea; --warn:#8a5a00; --warnbg:#fff6e0; --ok:#1e6b34; --okbg:#e7f4ea; }
-* { box-sizing: border-box; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
-       color: var(--fg); margin: 0 auto; padding: 24px 32px 48px; max-width: 1180px; font-size: 14px;
-       line-height: 1.45; }
-h1 { font-size: 24px; margin: 0 0 4px; }
-h2 { font-size: 19px; margin: 36px 0 10px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
-h3 { font-size: 15px; margin: 22px 0 8px; }
-p.sub { color: var(--muted); margin: 0 0 18px; }
-p.desc { max-width: 900px; }
-table { border-collapse: collapse; margin: 6px 0 14px; font-variant-numeric: tabular-nums; }
-table.data { width: 100%; }
-.scroll { overflow-x: auto; margin: 6px 0 14px; }
-.scroll table { margin: 0; }
-table.data { font-size: 13px; }
-table.data th, table.data td { border: 1px solid var(--line); padding: 3px 7px; vertical-align: bottom; }
-table.data th.group { text-align: center; border-bottom-color: var(--line); }
-table.data th { background: var(--head); font-weight: 600; text-align: left; }
-table.data tbody tr:nth-child(even) { background: var(--stripe); }
-table.data td.num, table.data th.num { text-align: right; white-space: nowrap; }
-table.data tr.bad td { background: var(--warnbg); }
-table.data tr.failed td { background: var(--errbg); }
-table.data tr.floor td { border-top: 2px solid var(--muted); }
-th .unit { display: block; font-weight: 400; color: var(--muted); font-size: 12px; }
-table.kv th { text-align: left; font-weight: 600; padding: 2px 18px 2px 0; vertical-align: top;
-              white-space: nowrap; color: var(--muted); }
-table.kv td { padding: 2px 0; }
-.cols { display: flex; gap: 40px; flex-wrap: wrap; }
-.cols > div { flex: 1 1 420px; }
-.badge { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; font-weight: 600;
-         white-space: nowrap; }
-.badge.ok { background: var(--okbg); color: var(--ok); }
-.badge.warning { background: var(--warnbg); color: var(--warn); }
-.badge.error { background: var(--errbg); color: var(--err); }
-.badge.info { background: var(--head); color: var(--muted); }
-ul.notes { list-style: none; padding: 0; margin: 6px 0 14px; }
-ul.notes li { padding: 5px 10px; margin: 3px 0; border-left: 4px solid var(--warn); background: var(--warnbg); }
-ul.notes li.error { border-color: var(--err); background: var(--errbg); }
-ul.notes li.info { border-color: var(--line); background: var(--stripe); }
-ul.notes .where { font-weight: 600; margin-right: 6px; }
-table.notes td { vertical-align: top; }
-table.notes ul.notes { margin: 0; }
-table.notes ul.notes li { padding: 3px 8px; margin: 2px 0; }
-table.data.notes tbody tr:nth-child(even) { background: none; }
-a { color: inherit; }
-.allclear { padding: 6px 10px; border-left: 4px solid var(--ok); background: var(--okbg); }
-figure { margin: 10px 0 18px; }
-figure img { width: 100%; max-width: 1100px; height: auto; display: block; }
-figcaption { color: var(--muted); font-size: 12px; margin-top: 2px; }
-details { margin: 6px 0 14px; }
-summary { cursor: pointer; color: var(--muted); }
-pre { background: var(--stripe); border: 1px solid var(--line); padding: 8px 10px; overflow-x: auto;
-      font-size: 12px; max-height: 480px; }
-code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
-.muted { color: var(--muted); }
-section.plan { margin-top: 10px; }
-footer { margin-top: 40px; color: var(--muted); font-size: 12px; border-top: 1px solid var(--line);
-         padding-top: 8px; }
-@media print { body { max-width: none; padding: 0; } h2 { break-before: auto; } figure { break-inside: avoid; } }
-"""
-
-
 def build_report(run_dir: Path) -> str:
     """The HTML of ``run_dir``'s report (raises ReportInputError for a non-run)."""
     return render(load_run(Path(run_dir)))
@@ -142,38 +94,53 @@ def write_report(run_dir: Path, output: Path | None = None) -> Path:
     return target
 
 
-def render(files: RunFiles, generated_at: str | None = None) -> str:
+@dataclass
+class ReportModel:
+    """Everything report.html shows, section by section, as page blocks."""
+
+    page: Page
+    header: list[Any]
+    validity: list[Any]
+    summary: list[Any]
+    repeats: list[Any]
+    scaling: list[Any]
+    sut: list[Any]
+    plans: list[Any]
+    footer: list[Any]
+
+
+def build_model(files: RunFiles, generated_at: str | None = None) -> ReportModel:
+    """The report model of a run's files (pure: ``files`` are already read)."""
     results = files.results
     run_id = str(results.get("run_id") or files.run_dir.name)
     notes = validity_notes(files)
     consistency = _consistency(files)
     generated_at = generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>vsbench report {e(run_id)}</title>",
-        f"<style>{CSS}</style></head><body>",
-        f"<h1>vsbench report &mdash; run <span class=\"mono\">{e(run_id)}</span></h1>",
-        f'<p class="sub">{e(files.run_dir.name)} &middot; generated {e(generated_at)} from the files listed at '
-        "the end; every figure below is one of theirs.</p>",
-        _run_header(files),
-        _validity_section(files, notes, consistency),
-        _summary_section(files),
-        _scaling_section(files),
-        _sut_section(files),
-    ]
-    for test in files.tests:
-        parts.append(_plan_section(files, test, [n for n in notes if n.plan_index == test.get("plan_index")]))
-    parts.append(_footer(files))
-    parts.append("</body></html>")
-    return "\n".join(p for p in parts if p) + "\n"
+    page = Page(title=f"vsbench report {run_id}", heading="vsbench report — run", heading_mono=run_id,
+                subtitle=f"{files.run_dir.name} · generated {generated_at} from the files listed at the end; "
+                         "every figure below is one of theirs.")
+    return ReportModel(
+        page=page,
+        header=_run_header(files),
+        validity=_validity_section(files, notes, consistency),
+        summary=_summary_section(files),
+        repeats=_repeats_section(files),
+        scaling=report_scaling.scaling_section(files),
+        sut=_sut_section(files),
+        plans=[_plan_section(files, test, [n for n in notes if n.plan_index == test.get("plan_index")])
+               for test in files.tests],
+        footer=_footer(files),
+    )
+
+
+def render(files: RunFiles, generated_at: str | None = None) -> str:
+    return templates.render("report.html.j2", report=build_model(files, generated_at))
 
 
 # -- sections -----------------------------------------------------------------------------------
 
 
-def _status_badge(status: Any) -> Raw:
+def _status_badge(status: Any):
     status = str(status or "unknown")
     kind = {"complete": "ok", "running": "warning", "not-run": "info"}.get(status, "error")
     return badge(status, kind)
@@ -204,12 +171,12 @@ def _plugin_text(files: RunFiles, plan_index: Any, kind: str, name: Any) -> str:
     return "; ".join(texts)
 
 
-def _run_header(files: RunFiles) -> str:
+def _run_header(files: RunFiles) -> list[Any]:
     r = files.results
     labels = [str(t.get("label")) for t in files.tests]
     host = (files.sysinfo or {}).get("host") or {}
     pairs = [
-        ("Run id", Raw(f'<span class="mono">{e(r.get("run_id", DASH))}</span>')),
+        ("Run id", Mono(str(r.get("run_id", DASH)))),
         ("Status", _status_badge(r.get("status"))),
         ("Started (UTC)", r.get("started_at") or DASH),
         ("Finished (UTC)", r.get("finished_at") or DASH),
@@ -231,8 +198,8 @@ def _run_header(files: RunFiles) -> str:
             _status_badge(test.get("status")),
         ])
     plugins = table([("Testcase", ""), ("vSwitch", "version"), ("Traffic generator", "version"),
-                     ("VNF", "version"), ("Status", "")], rows, numeric_from=99) if rows else ""
-    return f'<div class="cols"><div>{kv_table(pairs)}</div></div><h3>Systems under test</h3>{plugins}'
+                     ("VNF", "version"), ("Status", "")], rows, numeric_from=99) if rows else None
+    return compact([Group([Group([kv_table(pairs)], "col")]), Heading(3, "Systems under test"), plugins])
 
 
 def _where(files: RunFiles, note: Note) -> str:
@@ -242,16 +209,16 @@ def _where(files: RunFiles, note: Note) -> str:
     return f"{label} {note.frame_size_bytes} B" if note.frame_size_bytes is not None else str(label)
 
 
-def _note_item(files: RunFiles, note: Note, *, where: bool, size: bool = True) -> str:
-    place = f'<span class="where">{e(_where(files, note))}</span> ' if where else ""
+def _note_item(files: RunFiles, note: Note, *, where: bool, size: bool = True) -> NoteItem:
+    place = _where(files, note) if where else None
     if size and not where and note.frame_size_bytes is not None:
-        place = f'<span class="where">{e(note.frame_size_bytes)} B</span> '
-    return f'<li class="{e(note.severity)}">{place}{e(note.text)}</li>'
+        place = f"{note.frame_size_bytes} B"
+    return NoteItem(note.severity, note.text, place)
 
 
-def _notes_list(files: RunFiles, notes: Sequence[Note], *, where: bool) -> str:
-    items = "".join(_note_item(files, note, where=where) for note in notes)
-    return f'<ul class="notes">{items}</ul>' if items else ""
+def _notes_list(files: RunFiles, notes: Sequence[Note], *, where: bool) -> Notes | None:
+    items = [_note_item(files, note, where=where) for note in notes]
+    return Notes(items) if items else None
 
 
 def _consistency(files: RunFiles) -> list[str] | None:
@@ -288,59 +255,58 @@ def _plan_digest(files: RunFiles, plan_index: int, warnings: Sequence[Note]) -> 
     return text + (": " + "; ".join(details) if details else "")
 
 
-def _validity_section(files: RunFiles, notes: Sequence[Note], consistency: list[str] | None) -> str:
+def _validity_section(files: RunFiles, notes: Sequence[Note], consistency: list[str] | None) -> list[Any]:
     """Every error in full; a plan's warnings as one line pointing at its own full list."""
     errors = [n for n in notes if n.severity == "error"]
     warnings = [n for n in notes if n.severity == "warning"]
-    parts = ["<h2>Validity</h2>"]
+    parts: list[Any] = [Heading(2, "Validity")]
     if notes:
-        parts.append(f"<p>{len(errors)} error(s) and {len(warnings)} warning(s) qualify figures of this run. "
-                     "Errors are listed here; every note is listed in full in the section of its testcase, "
-                     "and the rows they concern are highlighted.</p>")
+        parts.append(Paragraph.of(f"{len(errors)} error(s) and {len(warnings)} warning(s) qualify figures of this "
+                                  "run. Errors are listed here; every note is listed in full in the section of its "
+                                  "testcase, and the rows they concern are highlighted."))
         shown = [n for n in notes if n.severity == "error" or n.plan_index is None]
         items = [_note_item(files, n, where=True) for n in shown]
         for test in files.tests:
             index = test.get("plan_index")
             plan_warnings = [n for n in warnings if n.plan_index == index and n not in shown]
             if plan_warnings and isinstance(index, int):
-                items.append(f'<li class="warning"><span class="where"><a href="#plan-{index}">'
-                             f"{e(plan_title(files, index))}</a></span> "
-                             f"{e(_plan_digest(files, index, plan_warnings))}</li>")
-        parts.append(f'<ul class="notes">{"".join(items)}</ul>')
+                items.append(NoteItem("warning", _plan_digest(files, index, plan_warnings),
+                                      plan_title(files, index), f"#plan-{index}"))
+        parts.append(Notes(items))
     else:
-        parts.append('<p class="allclear">No invalid trial, placement warning or irregular search '
-                     "result was recorded.</p>")
+        parts.append(Paragraph.of("No invalid trial, placement warning or irregular search result was recorded.",
+                                  "allclear"))
     if consistency is None:
-        parts.append('<p class="muted">Recomputation not possible: config.yaml or trials.jsonl is missing.</p>')
+        parts.append(Paragraph.of("Recomputation not possible: config.yaml or trials.jsonl is missing.", "muted"))
     elif consistency:
-        items = [_note_item(files, Note("error", f"recomputation mismatch: {m}"), where=False) for m in consistency]
-        parts.append(f'<ul class="notes">{"".join(items)}</ul>')
+        parts.append(Notes([_note_item(files, Note("error", f"recomputation mismatch: {m}"), where=False)
+                            for m in consistency]))
     else:
-        parts.append('<p class="allclear">Every reported figure in results.json recomputes exactly from '
-                     "trials.jsonl and config.yaml (<code>vsbench recompute</code>).</p>")
-    return "\n".join(parts)
+        parts.append(Paragraph(("Every reported figure in results.json recomputes exactly from trials.jsonl and "
+                                "config.yaml (", "vsbench recompute", ")."), "allclear"))
+    return parts
 
 
-def _plan_notes(files: RunFiles, notes: Sequence[Note]) -> str:
+def _plan_notes(files: RunFiles, notes: Sequence[Note]) -> list[Any]:
     """A plan's notes: its own in a list, then a table with the notes of each frame size."""
     if not notes:
-        return ""
+        return []
     general = [n for n in notes if n.frame_size_bytes is None]
-    parts = ["<h3>Validity notes</h3>", _notes_list(files, general, where=False)]
+    parts: list[Any] = [Heading(3, "Validity notes"), _notes_list(files, general, where=False)]
     sizes: list[int] = []
     for n in notes:
         if n.frame_size_bytes is not None and n.frame_size_bytes not in sizes:
             sizes.append(n.frame_size_bytes)
     rows = []
     for size in sizes:
-        items = "".join(_note_item(files, n, where=False, size=False) for n in notes if n.frame_size_bytes == size)
-        rows.append([size, Raw(f'<ul class="notes">{items}</ul>')])
+        items = tuple(_note_item(files, n, where=False, size=False) for n in notes if n.frame_size_bytes == size)
+        rows.append([size, NoteCell(items)])
     if rows:
         parts.append(table([("Frame size", "B"), ("Notes", "")], rows, numeric_to=1, css="data notes"))
-    return "".join(parts)
+    return compact(parts)
 
 
-def _summary_section(files: RunFiles) -> str:
+def _summary_section(files: RunFiles) -> list[Any]:
     """One row per testcase x frame size x point: the figures to lay beside a seed report."""
     rows, classes = [], []
     for test in files.tests:
@@ -355,25 +321,41 @@ def _summary_section(files: RunFiles) -> str:
                 ])
                 classes.append(_row_class(fs, point))
     if not rows:
-        return ""
+        return []
     headers = [("Testcase", ""), ("Frame size", "B"), ("Goal", ""), ("Throughput", "Mpps", ""),
                ("Throughput", "L1 Mbps", ""), ("Throughput", "% line rate", ""), ("Latency", "min", "ns"),
                ("Latency", "avg", "ns"), ("Latency", "max", "ns"), ("Validity", "")]
-    return ("<h2>Summary</h2>" + table(headers, rows, numeric_from=3, numeric_to=9, row_classes=classes)
-            + '<p class="muted">Throughput is aggregate over all directions; L1 includes preamble, SFD and '
-              "inter-frame gap (20 B per frame); line rate is the nominal aggregate line rate of the "
-              "configured link speed.</p>")
+    return [Heading(2, "Summary"), table(headers, rows, numeric_from=3, numeric_to=9, row_classes=classes),
+            Paragraph.of("Throughput is aggregate over all directions; L1 includes preamble, SFD and "
+                         "inter-frame gap (20 B per frame); line rate is the nominal aggregate line rate of the "
+                         "configured link speed.", "muted")]
 
 
-def _scaling_section(files: RunFiles) -> str:
-    """Rules (or flows) versus frame rate and Mpps per core across the plans of a matrix."""
-    return report_scaling.scaling_section(files)
+def _repeats_section(files: RunFiles) -> list[Any]:
+    """Median and spread of every figure over the repeats of a test (``--repeat K``)."""
+    figures = run_metrics.extract(files.results, files.sysinfo, files.plans, files.trials)
+    repeated = [m for m in figures.metrics if len(m.samples) >= 2 and m.basis.endswith("repeats")]
+    if not repeated:
+        return []
+    rows = []
+    for m in repeated:
+        spread = m.spread
+        cv = spread["cv"]
+        rows.append([m.key.test, m.key.frame_size_bytes, m.key.metric, fmt_fixed(m.value), fmt_fixed(spread["min"]),
+                     fmt_fixed(spread["max"]), DASH if cv is None else f"{100 * cv:.2f}", spread["n"], m.unit])
+    headers = [("Test", ""), ("Frame size", "B"), ("Metric", ""), ("Over repeats", "median", ""),
+               ("Over repeats", "min", ""), ("Over repeats", "max", ""), ("Over repeats", "CV", "%"),
+               ("Repeats", "n"), ("Unit", "")]
+    return [Heading(2, "Repeats"), table(headers, rows, numeric_from=1, numeric_to=8),
+            Paragraph.of("Each test ran several times (--repeat): its figures' median, range and coefficient of "
+                         "variation over the repeats. Each repeat's own tables are in its plan section; "
+                         "vsbench compare uses all of them.", "muted")]
 
 
-def _sut_section(files: RunFiles) -> str:
+def _sut_section(files: RunFiles) -> list[Any]:
     info = files.sysinfo
     if not info:
-        return "<h2>System under test</h2><p class=\"muted\">sysinfo.json not available.</p>"
+        return [Heading(2, "System under test"), Paragraph.of("sysinfo.json not available.", "muted")]
     cpu = info.get("cpu") or {}
     kernel = info.get("kernel") or {}
     host = info.get("host") or {}
@@ -398,13 +380,16 @@ def _sut_section(files: RunFiles) -> str:
     numa_rows = [[n.get("node", DASH), n.get("cpus") or DASH] for n in info.get("numa") or [] if isinstance(n, dict)]
     huge_rows = [[fmt_bytes(h.get("size_bytes")), fmt_fixed(h.get("total")), fmt_fixed(h.get("free"))]
                  for h in info.get("hugepages") or [] if isinstance(h, dict)]
-    side = ["<h3>NUMA</h3>" + (table([("Node", ""), ("CPUs", "")], numa_rows, numeric_from=99)
-                               if numa_rows else '<p class="muted">no NUMA information</p>'),
-            "<h3>Hugepages</h3>" + (table([("Page size", ""), ("Reserved", "pages"), ("Free", "pages")], huge_rows)
-                                    if huge_rows else '<p class="muted">no hugepage pools</p>')]
-    return (f"<h2>System under test</h2><p class=\"muted\">From sysinfo.json, collected "
-            f"{e(info.get('collected_at', DASH))} (RFC 8204 bill of materials).</p>"
-            f'<div class="cols"><div>{kv_table(pairs)}</div><div>{"".join(side)}</div></div>')
+    side = [Heading(3, "NUMA"),
+            table([("Node", ""), ("CPUs", "")], numa_rows, numeric_from=99) if numa_rows
+            else Paragraph.of("no NUMA information", "muted"),
+            Heading(3, "Hugepages"),
+            table([("Page size", ""), ("Reserved", "pages"), ("Free", "pages")], huge_rows) if huge_rows
+            else Paragraph.of("no hugepage pools", "muted")]
+    return [Heading(2, "System under test"),
+            Paragraph.of(f"From sysinfo.json, collected {info.get('collected_at', DASH)} (RFC 8204 bill of "
+                         "materials).", "muted"),
+            Group([Group([kv_table(pairs)], "col"), Group(side, "col")])]
 
 
 # -- one plan ---------------------------------------------------------------------------------
@@ -484,7 +469,7 @@ def _parameters(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, A
     return pairs
 
 
-def _point_flag(fs: Mapping[str, Any], point: Mapping[str, Any]) -> Raw:
+def _point_flag(fs: Mapping[str, Any], point: Mapping[str, Any]):
     status = fs.get("status")
     if status in ("failed", "interrupted"):
         return badge(status, "error")
@@ -528,7 +513,7 @@ def _goal_title(test: Mapping[str, Any], name: str) -> str:
     return f"{name} throughput"
 
 
-def _throughput_table(test: Mapping[str, Any], name: str) -> str:
+def _throughput_table(test: Mapping[str, Any], name: str) -> list[Any]:
     frames = test.get("frame_sizes") or []
     points = [p for p in (_find_point(fs, name) for fs in frames) if p is not None]
     continuous = name == "continuous"
@@ -574,8 +559,8 @@ def _throughput_table(test: Mapping[str, Any], name: str) -> str:
         row += [ref, _point_flag(fs, p)]
         rows.append(row)
         classes.append(_row_class(fs, point))
-    return f"<h3>{e(_goal_title(test, name))}</h3>" + table(headers, rows, numeric_to=len(headers) - 1,
-                                                              row_classes=classes)
+    return [Heading(3, _goal_title(test, name)),
+            table(headers, rows, numeric_to=len(headers) - 1, row_classes=classes)]
 
 
 def _floor_cells(floor: Any) -> list[Any]:
@@ -601,7 +586,7 @@ def floor_text(floor: Any) -> str:
             f"p99 {us('p99_ns')}")
 
 
-def _latency_table(test: Mapping[str, Any]) -> str:
+def _latency_table(test: Mapping[str, Any]) -> list[Any]:
     """Every latency trial of the plan, each frame size's generator floor first.
 
     The floor is the same probe stream on a direct loop without the DUT, so each figure
@@ -618,7 +603,7 @@ def _latency_table(test: Mapping[str, Any]) -> str:
         if isinstance(floor, Mapping):
             trial = floor.get("trial_index")
             what = "generator floor (no DUT)" if floor.get("measured") else floor_text(floor)
-            rows.append([size, Raw(f"<em>{e(what)}</em>"), fmt_fps(0.0) if floor.get("measured") else DASH,
+            rows.append([size, Em(what), fmt_fps(0.0) if floor.get("measured") else DASH,
                          *_floor_cells(floor), DASH if trial is None else f"#{trial}"])
             classes.append("floor")
         for lp in points:
@@ -630,20 +615,20 @@ def _latency_table(test: Mapping[str, Any]) -> str:
                          fmt_fixed(summary.get("samples")), f"#{lp.get('trial_index')}"])
             classes.append("")
     if not rows:
-        return ""
+        return []
     headers = [("Frame size", "B"), ("Latency trial", ""), ("Load", "offered", "fps"),
                ("One-way latency", "min", "ns"), ("One-way latency", "mean", "ns"),
                ("One-way latency", "p50", "ns"), ("One-way latency", "p99", "ns"),
                ("One-way latency", "max", "ns"), ("One-way latency", "samples", "probes"),
                ("Trial", "# in trials.jsonl")]
-    return ("<h3>Latency trials and the generator's own floor</h3>"
-            + table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1, row_classes=classes)
-            + '<p class="muted">The generator floor is the same probe stream sent over a direct loop between '
-              "the generator's own ports, without the DUT, at the same frame size: the latency the "
-              "generator itself adds to every figure below it. It is shown, never subtracted.</p>")
+    return [Heading(3, "Latency trials and the generator's own floor"),
+            table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1, row_classes=classes),
+            Paragraph.of("The generator floor is the same probe stream sent over a direct loop between the "
+                         "generator's own ports, without the DUT, at the same frame size: the latency the "
+                         "generator itself adds to every figure below it. It is shown, never subtracted.", "muted")]
 
 
-def _search_table(files: RunFiles, test: Mapping[str, Any]) -> str:
+def _search_table(files: RunFiles, test: Mapping[str, Any]) -> list[Any]:
     rows, classes = [], []
     # The conditional throughput only says something where it differs from the bound.
     conditional = any(
@@ -669,56 +654,56 @@ def _search_table(files: RunFiles, test: Mapping[str, Any]) -> str:
             ])
             classes.append(_row_class(fs, point or None))
     if not rows:
-        return ""
+        return []
     headers = [("Frame size", "B"), ("Goal", ""), ("Search bounds", "lower", "fps"),
                ("Search bounds", "upper", "fps"), ("Search bounds", "width", "% of upper"),
                ("Search bounds", "trials", "# lower/upper"),
                *([("Conditional", "throughput", "fps")] if conditional else []), ("Load limits", "line rate", "fps"), ("Load limits", "min", "fps"), ("Load limits", "max", "fps"),
                ("Trials", "count", ""), ("Trials", "invalid", ""), ("Trials", "time", "s, intended"),
                ("Trials", "wall", "s, generator"), ("Status", "")]
-    return ("<h3>Search and trials per frame size</h3>"
-            + table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1, row_classes=classes)
-            + '<p class="muted">Bounds are offered loads: the lower bound is the highest load classified as '
-              "passing (the reported throughput), the upper bound the lowest failing one. Trials and "
-              "times count every trial of the frame size: warm-up, search and final (latency) trials.</p>")
+    return [Heading(3, "Search and trials per frame size"),
+            table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1, row_classes=classes),
+            Paragraph.of("Bounds are offered loads: the lower bound is the highest load classified as passing "
+                         "(the reported throughput), the upper bound the lowest failing one. Trials and times "
+                         "count every trial of the frame size: warm-up, search and final (latency) trials.",
+                         "muted")]
 
 
-def _fixed_table(test: Mapping[str, Any]) -> str:
+def _fixed_table(test: Mapping[str, Any]) -> list[Any]:
     rows = [[fs.get("frame_size_bytes", DASH), fmt_fps(fs.get("nominal_line_rate_fps")),
              fmt_fixed(fs.get("trial_count")), fmt_fixed(fs.get("invalid_trial_count")),
              fmt_fixed(fs.get("trial_seconds"), 1), fmt_seconds(fs.get("effective_seconds")),
              _status_badge(fs.get("status"))] for fs in test.get("frame_sizes") or []]
     if not rows:
-        return ""
+        return []
     headers = [("Frame size", "B"), ("Line rate", "fps, nominal"), ("Trials", "all roles"), ("Invalid", "trials"),
                ("Trial time", "s, intended"), ("Wall time", "s, generator"), ("Status", "")]
-    return "<h3>Trials per frame size</h3>" + table(headers, rows, numeric_to=len(headers) - 1)
+    return [Heading(3, "Trials per frame size"), table(headers, rows, numeric_to=len(headers) - 1)]
 
 
-def _invalid_table(files: RunFiles, index: int) -> str:
+def _invalid_table(files: RunFiles, index: int) -> list[Any]:
     invalid = [t for t in files.trials_of(index) if not t.valid]
     if not invalid:
-        return ""
+        return []
     tally = ", ".join(f"{tag} ×{n}" for tag, n in sorted(invalid_tally(invalid).items()))
     rows = [[f"#{t.trial_index}", t.frame_size_bytes, fmt_fps(t.result.intended_load_fps),
              fmt_fps(t.result.achieved_tx_fps), fmt_fps(t.result.rx_fps), t.role,
-             Raw("<br>".join(e(r) for r in t.invalid_reasons) or "unspecified")]
+             Lines(tuple(t.invalid_reasons)) if t.invalid_reasons else "unspecified"]
             for t in invalid[:MAX_INVALID_ROWS]]
-    more = (f'<p class="muted">… and {len(invalid) - MAX_INVALID_ROWS} more invalid trials in trials.jsonl.</p>'
-            if len(invalid) > MAX_INVALID_ROWS else "")
+    more = (Paragraph.of(f"… and {len(invalid) - MAX_INVALID_ROWS} more invalid trials in trials.jsonl.", "muted")
+            if len(invalid) > MAX_INVALID_ROWS else None)
     headers = [("Trial", "#"), ("Frame size", "B"), ("Load", "offered", "fps"), ("Load", "sent", "fps"),
                ("Load", "received", "fps"), ("Role", ""), ("Why invalid", "")]
-    return (f"<h3>Invalid trials ({len(invalid)}: {e(tally)})</h3>"
-            '<p class="muted">An invalid trial did not happen as asked (e.g. the generator could not send the '
-            "offered load); it is never counted as loss in the device under test.</p>"
-            + table(headers, rows, numeric_to=5)
-            + more)
+    return compact([Heading(3, f"Invalid trials ({len(invalid)}: {tally})"),
+                    Paragraph.of("An invalid trial did not happen as asked (e.g. the generator could not send the "
+                                 "offered load); it is never counted as loss in the device under test.", "muted"),
+                    table(headers, rows, numeric_to=5), more])
 
 
-def _trace(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+def _trace(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, Any]):
     index = test.get("plan_index")
     if not isinstance(index, int) or not files.trials:
-        return ""
+        return None
     goals = goal_loss_ratios(test, config)
     frames = []
     for fs in test.get("frame_sizes") or []:
@@ -734,18 +719,20 @@ def _trace(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, Any]) 
                        "on more than one trial or on a latency bound; its verdict is in the tables above.")
 
 
-def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note]) -> str:
+def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note]) -> Group:
     index = test.get("plan_index")
     config = files.plan_config(index)
     label = plan_title(files, index)
-    parts = [f'<section class="plan" id="plan-{e(index)}"><h2>{e(label)} {_status_badge(test.get("status"))}</h2>']
+    repeat = test.get("repeat") if isinstance(test.get("repeat"), Mapping) else None
+    if repeat:
+        label += f" (repeat {repeat.get('index')} of {repeat.get('count')})"
+    parts: list[Any] = [Heading(2, label, _status_badge(test.get("status")))]
     if test.get("description"):
-        parts.append(f'<p class="desc">{e(test["description"])}</p>')
+        parts.append(Paragraph.of(str(test["description"]), "desc"))
     parts.append(kv_table(_parameters(files, test, config)))
     if config:
-        parts.append("<details><summary>Full resolved configuration of this plan (config.yaml)</summary>"
-                     f"<pre>{e(yaml.safe_dump(config, sort_keys=False, default_flow_style=False, allow_unicode=True))}"
-                     "</pre></details>")
+        parts.append(Details("Full resolved configuration of this plan (config.yaml)",
+                             yaml.safe_dump(config, sort_keys=False, default_flow_style=False, allow_unicode=True)))
     names = report_plots.point_names(test) or [n for n, _ in goal_loss_ratios(test, config)]
     if not names and test.get("frame_sizes"):
         names = ["continuous" if test.get("traffic_type") == "continuous" else "no result"]
@@ -768,20 +755,19 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
     parts.append(_trace(files, test, config))
     if isinstance(index, int):
         parts.append(_invalid_table(files, index))
-    parts.append("</section>")
-    return "\n".join(p for p in parts if p)
+    return Group(compact(parts), "section", anchor=f"plan-{index}")
 
 
-def _footer(files: RunFiles) -> str:
+def _footer(files: RunFiles) -> list[Any]:
     rows = []
     for name in INPUT_FILES:
         if name in files.digests:
-            rows.append([name, fmt_fixed(files.sizes.get(name)), Raw(f'<span class="mono">{e(files.digests[name])}</span>')])
+            rows.append([name, fmt_fixed(files.sizes.get(name)), Mono(files.digests[name])])
         else:
             rows.append([name, DASH, "missing"])
-    return ("<footer><h3>Source files</h3>"
-            f"<p>Run directory <span class=\"mono\">{e(files.run_dir)}</span>. Regenerate this report with "
-            f"<code>vsbench report {e(files.run_dir)}</code>; check every figure of {e(RESULTS_FILE)} against "
-            f"{e(TRIALS_FILE)} and {e(CONFIG_FILE)} with <code>vsbench recompute</code>.</p>"
-            + table([("File", ""), ("Size", "bytes"), ("SHA-256", "")], rows, numeric_to=2)
-            + "</footer>")
+    return [Heading(3, "Source files"),
+            Paragraph((f"Run directory {files.run_dir}. Regenerate this report with ",
+                       f"vsbench report {files.run_dir}",
+                       f"; check every figure of {RESULTS_FILE} against {TRIALS_FILE} and {CONFIG_FILE} with ",
+                       "vsbench recompute", ".")),
+            table([("File", ""), ("Size", "bytes"), ("SHA-256", "")], rows, numeric_to=2)]

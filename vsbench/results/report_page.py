@@ -1,18 +1,19 @@
-"""Page helpers of the HTML report: number formatting (units in cell or header), escaping,
-tables and figures.
+"""Page helpers of the HTML report: number formatting (units in cell or header) and the
+shorthands that make its blocks (:mod:`vsbench.results.page_model`: tables, key/value
+tables, badges, figures). Nothing here writes markup: the templates do, with autoescape.
 
 Their own module so the report's section modules (:mod:`report_scaling`,
-:mod:`report_traffic`) and :mod:`report_html`, which assembles the page from them, all import
-downwards from here instead of importing each other (an import cycle before).
+:mod:`report_traffic`) and :mod:`report_html`, which assembles the page model from them, all
+import downwards from here instead of importing each other (an import cycle before).
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any, Iterable, Sequence
 
 import yaml
 
+from vsbench.results.page_model import Badge, KeyValues, Table, figure  # noqa: F401 -- figure re-exported
 from vsbench.results.report_data import RunFiles, finite
 
 # -- formatting: every number with its unit in the cell or the column header -------------
@@ -75,75 +76,20 @@ def fmt_value(value: Any) -> str:
     return str(value)
 
 
-def e(text: Any) -> str:
-    """HTML-escape anything read from a file."""
-    return html.escape(str(text), quote=True)
-
-
-class Raw(str):
-    """Markup built here from escaped parts; table cells that are already HTML."""
-
-
-def cell(value: Any) -> str:
-    return value if isinstance(value, Raw) else e(value)
-
-
 def table(headers: Sequence[tuple[str, ...]], rows: Iterable[Sequence[Any]], *, numeric_from: int = 1,
-          numeric_to: int | None = None, css: str = "data", row_classes: Sequence[str] | None = None) -> str:
-    """A table in a horizontally scrolling box.
-
-    ``headers`` are ``(label, unit)`` or ``(group, label, unit)``; the unit is shown under
-    the label and consecutive columns of one group share a spanning group header. Columns
-    ``numeric_from`` up to (not including) ``numeric_to`` are right-aligned numbers.
-    """
-    def numeric(i: int) -> bool:
-        return i >= numeric_from and (numeric_to is None or i < numeric_to)
-
-    def th(i: int, label: str, unit: str, extra: str = "") -> str:
-        return (f'<th class="{"num" if numeric(i) else ""}"{extra}>{e(label)}'
-                + (f'<span class="unit">{e(unit)}</span>' if unit else "") + "</th>")
-
-    grouped = any(len(h) == 3 for h in headers)
-    if not grouped:
-        head = "<tr>" + "".join(th(i, h[0], h[1]) for i, h in enumerate(headers)) + "</tr>"
-    else:
-        top, bottom, i = [], [], 0
-        while i < len(headers):
-            if len(headers[i]) == 3:
-                group = headers[i][0]
-                j = i
-                while j < len(headers) and len(headers[j]) == 3 and headers[j][0] == group:
-                    bottom.append(th(j, headers[j][1], headers[j][2]))
-                    j += 1
-                top.append(f'<th class="group" colspan="{j - i}">{e(group)}</th>')
-                i = j
-            else:
-                top.append(th(i, headers[i][0], headers[i][1], ' rowspan="2"'))
-                i += 1
-        head = f"<tr>{''.join(top)}</tr><tr>{''.join(bottom)}</tr>"
-    body = []
-    for r, row in enumerate(rows):
-        klass = f' class="{e(row_classes[r])}"' if row_classes and row_classes[r] else ""
-        tds = "".join(f'<td class="{"num" if numeric(i) else ""}">{cell(v)}</td>' for i, v in enumerate(row))
-        body.append(f"<tr{klass}>{tds}</tr>")
-    return (f'<div class="scroll"><table class="{css}"><thead>{head}</thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>')
+          numeric_to: int | None = None, css: str = "data", row_classes: Sequence[str] | None = None) -> Table:
+    """A data table (:class:`~vsbench.results.page_model.Table`): ``headers`` are ``(label,
+    unit)`` or ``(group, label, unit)``; columns ``numeric_from`` up to (not including)
+    ``numeric_to`` are right-aligned numbers."""
+    return Table(list(headers), [list(r) for r in rows], numeric_from, numeric_to, css, row_classes)
 
 
-def kv_table(pairs: Iterable[tuple[str, Any]]) -> str:
-    rows = "".join(f"<tr><th>{e(k)}</th><td>{cell(v)}</td></tr>" for k, v in pairs)
-    return f'<table class="kv"><tbody>{rows}</tbody></table>'
+def kv_table(pairs: Iterable[tuple[str, Any]]) -> KeyValues:
+    return KeyValues(list(pairs))
 
 
-def badge(text: str, kind: str) -> Raw:
-    return Raw(f'<span class="badge {e(kind)}">{e(text)}</span>')
-
-
-def figure(uri: str | None, caption: str) -> str:
-    if not uri:
-        return ""
-    return (f'<figure><img src="{e(uri)}" alt="{e(caption)}"><figcaption>{e(caption)}</figcaption>'
-            "</figure>")
+def badge(text: str, kind: str) -> Badge:
+    return Badge(text, kind)
 
 
 def plan_title(files: RunFiles, plan_index: Any) -> str:

@@ -19,8 +19,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from vsbench.results import report_plots_scaling, scaling, switch_figures
+from vsbench.results.page_model import Heading, Link, Paragraph, compact
 from vsbench.results.report_data import RunFiles
-from vsbench.results.report_page import DASH, Raw, e, figure, fmt_fixed, fmt_mpps, plan_title, table
+from vsbench.results.report_page import DASH, figure, fmt_fixed, fmt_mpps, plan_title, table
 
 
 def _points(test: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
@@ -28,11 +29,11 @@ def _points(test: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[st
             if isinstance(p, Mapping)]
 
 
-def efficiency_table(test: Mapping[str, Any]) -> str:
-    """What the switch spent at each reported point; "" when no point carries a figure."""
+def efficiency_table(test: Mapping[str, Any]) -> list[Any]:
+    """What the switch spent at each reported point (blocks); [] when no point carries a figure."""
     pairs = [(fs, p) for fs, p in _points(test) if switch_figures.has_figures(p)]
     if not pairs:
-        return ""
+        return []
     points = [p for _, p in pairs]
     pmd = any(switch_figures.pmd_counters(p) for p in points)
     kernel = any(switch_figures.kernel_counters(p) for p in points)
@@ -80,12 +81,12 @@ def efficiency_table(test: Mapping[str, Any]) -> str:
     offload_notes = sorted({t for t in (switch_figures.offload_text(p) for p in points) if t})
     if offload_notes:
         caption += " OVS-TC: " + "; ".join(offload_notes) + "."
-    return ("<h3>Switch efficiency</h3>" + table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1,
-                                                   row_classes=classes)
-            + f'<p class="muted">{e(caption)}</p>')
+    return [Heading(3, "Switch efficiency"),
+            table(headers, rows, numeric_from=2, numeric_to=len(headers) - 1, row_classes=classes),
+            Paragraph.of(caption, "muted")]
 
 
-def _curve_table(files: RunFiles, curve: scaling.ScalingCurve) -> str:
+def _curve_table(files: RunFiles, curve: scaling.ScalingCurve):
     count_label = "rules" if curve.axis == "dut.rules" else "flows"
     headers: list[tuple[str, ...]] = [(count_label.capitalize(), "per direction"), ("Flows", "per direction"),
                                       ("Frame size", "B"), (f"{curve.goal} frame rate", "Mpps", ""),
@@ -102,7 +103,7 @@ def _curve_table(files: RunFiles, curve: scaling.ScalingCurve) -> str:
             if p.oversubscribed:
                 flags.append("CPU oversubscribed")
             plan = plan_title(files, p.plan_index)
-            link = Raw(f'<a href="#plan-{e(p.plan_index)}">{e(plan)}</a>' + (f" ({e(', '.join(flags))})" if flags else ""))
+            link = Link(plan, f"#plan-{p.plan_index}", f" ({', '.join(flags)})" if flags else "")
             rows.append([f"{p.count:,}", DASH if p.flows is None else f"{p.flows:,}", size,
                          switch_figures.fmt_mpps(p.throughput_fps), switch_figures.fmt_cores(p.switch_cores),
                          switch_figures.fmt_mpps(p.fps_per_core), p.datapath or DASH, link])
@@ -123,23 +124,24 @@ def _drop_text(curve: scaling.ScalingCurve) -> str:
     return "; ".join(parts)
 
 
-def scaling_section(files: RunFiles) -> str:
-    """Every scaling curve of the run (plot and table); "" when the run has none."""
+def scaling_section(files: RunFiles) -> list[Any]:
+    """Every scaling curve of the run (plot and table) as blocks; [] when the run has none."""
     found = scaling.curves(files.tests)
     if not found:
-        return ""
-    parts = ["<h2>Scaling</h2>",
-             '<p class="muted">One point per plan of the matrix: the reported frame rate of the goal named in '
-             "the header (aggregate over all directions) and the switch's CPU at that point's trial. "
-             "Each row links to its plan's section, where the search, notes and datapath counters are.</p>"]
+        return []
+    parts: list[Any] = [
+        Heading(2, "Scaling"),
+        Paragraph.of("One point per plan of the matrix: the reported frame rate of the goal named in "
+                     "the header (aggregate over all directions) and the switch's CPU at that point's trial. "
+                     "Each row links to its plan's section, where the search, notes and datapath counters are.",
+                     "muted")]
     for curve in found:
-        parts.append(f"<h3>{e(curve.title)}: {e(curve.axis_label)} versus frame rate</h3>")
+        parts.append(Heading(3, f"{curve.title}: {curve.axis_label} versus frame rate"))
         parts.append(figure(report_plots_scaling.scaling_figure(curve),
                             f"{curve.axis_label} versus {curve.goal} frame rate (Mpps, aggregate) and Mpps per core "
                             "the switch consumed, log count axis (results.json)."))
         drop = _drop_text(curve)
         if drop:
-            parts.append(f"<p>{e(drop)}</p>")
+            parts.append(Paragraph.of(drop))
         parts.append(_curve_table(files, curve))
-    return "\n".join(p for p in parts if p)
-
+    return compact(parts)

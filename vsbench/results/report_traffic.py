@@ -13,16 +13,17 @@ from matplotlib.figure import Figure
 
 from vsbench.results import report_page as h
 from vsbench.results import report_plots
+from vsbench.results.page_model import Details, Heading, Paragraph, compact
 from vsbench.results.report_data import finite
 
 #: Burst rows shown per plan; the rest are in results.json.
 MAX_BURST_ROWS = 60
 
 
-def sections(test: Mapping[str, Any]) -> str:
-    """Every section this test's frame sizes call for (empty for other traffic types)."""
+def sections(test: Mapping[str, Any]) -> list[Any]:
+    """Every section this test's frame sizes call for, as blocks ([] for other traffic types)."""
     frames = test.get("frame_sizes") or []
-    parts = []
+    parts: list[Any] = []
     if any(fs.get("back2back") for fs in frames):
         parts.append(back2back_table(test))
     if any(fs.get("bursts") for fs in frames):
@@ -30,7 +31,7 @@ def sections(test: Mapping[str, Any]) -> str:
     if any(fs.get("sweep") for fs in frames):
         parts.append(sweep_figure_html(test))
         parts.append(sweep_table(test))
-    return "\n".join(p for p in parts if p)
+    return compact(parts)
 
 
 def _us(seconds: Any) -> str:
@@ -42,7 +43,7 @@ def _yes_no(value: Any) -> str:
     return h.DASH if value is None else ("yes" if value else "no")
 
 
-def back2back_table(test: Mapping[str, Any]) -> str:
+def back2back_table(test: Mapping[str, Any]) -> list[Any]:
     rows = []
     for fs in test.get("frame_sizes") or []:
         b = fs.get("back2back")
@@ -63,15 +64,16 @@ def back2back_table(test: Mapping[str, Any]) -> str:
                ("Bursts", "per length"), ("Bounded", "loss seen"), ("Burst rate", "achieved", "fps"),
                ("Line rate", "nominal", "fps"), ("At line rate", ""), ("Max rate used", "fps"),
                ("Throughput", "fps"), ("Buffer time", "implied", "µs"), ("Buffer time", "corrected", "µs")]
-    return ("<h3>Back-to-back frames (RFC 2544 §26.4, RFC 9004)</h3>"
-            + h.table(headers, rows, numeric_to=len(headers))
-            + '<p class="muted">Back-to-back frames: the longest burst at the maximum rate with no frame lost, '
-              "averaged over N complete binary searches. Implied buffer time = average / max rate; corrected "
-              "buffer time = (average − average / max rate × throughput) / max rate (RFC 9004 §5). Unbounded "
-              "searches (no loss even at the longest burst) give a lower bound and no buffer time.</p>")
+    return [Heading(3, "Back-to-back frames (RFC 2544 §26.4, RFC 9004)"),
+            h.table(headers, rows, numeric_to=len(headers)),
+            Paragraph.of("Back-to-back frames: the longest burst at the maximum rate with no frame lost, "
+                         "averaged over N complete binary searches. Implied buffer time = average / max rate; "
+                         "corrected buffer time = (average − average / max rate × throughput) / max rate "
+                         "(RFC 9004 §5). Unbounded searches (no loss even at the longest burst) give a lower "
+                         "bound and no buffer time.", "muted")]
 
 
-def bursts_table(test: Mapping[str, Any]) -> str:
+def bursts_table(test: Mapping[str, Any]) -> list[Any]:
     rows = []
     for fs in test.get("frame_sizes") or []:
         for b in fs.get("bursts") or []:
@@ -83,18 +85,18 @@ def bursts_table(test: Mapping[str, Any]) -> str:
                 _us(b.get("send_time_s")), h.fmt_fixed(lat.get("min_ns")), h.fmt_fixed(lat.get("avg_ns")),
                 h.fmt_fixed(lat.get("max_ns")), "valid" if b.get("valid") else "invalid",
             ])
-    more = ""
+    more = None
     if len(rows) > MAX_BURST_ROWS:
-        more = f'<p class="muted">… and {len(rows) - MAX_BURST_ROWS} more bursts in results.json.</p>'
+        more = Paragraph.of(f"… and {len(rows) - MAX_BURST_ROWS} more bursts in results.json.", "muted")
         rows = rows[:MAX_BURST_ROWS]
     headers = [("Frame size", "B"), ("Trial", "#"), ("Burst", "asked", "frames"), ("Burst", "sent", "frames"),
                ("Burst", "received", "frames"), ("Lost", "frames"), ("Loss", "% of sent"),
                ("Burst rate", "fps"), ("Send time", "µs"), ("Latency", "min", "ns"), ("Latency", "avg", "ns"),
                ("Latency", "max", "ns"), ("Validity", "")]
-    return "<h3>Bursts</h3>" + h.table(headers, rows, numeric_to=len(headers) - 1) + more
+    return compact([Heading(3, "Bursts"), h.table(headers, rows, numeric_to=len(headers) - 1), more])
 
 
-def sweep_table(test: Mapping[str, Any]) -> str:
+def sweep_table(test: Mapping[str, Any]) -> Details:
     rows = []
     for fs in test.get("frame_sizes") or []:
         for s in fs.get("sweep") or []:
@@ -108,8 +110,7 @@ def sweep_table(test: Mapping[str, Any]) -> str:
     headers = [("Frame size", "B"), ("Step", "% of max load"), ("Load", "offered", "fps"), ("Load", "sent", "fps"),
                ("Load", "received", "fps"), ("Loss", "% of sent"), ("Lost", "frames"), ("Latency", "min", "ns"),
                ("Latency", "avg", "ns"), ("Latency", "max", "ns"), ("Trial", "#"), ("Validity", "")]
-    return ("<details><summary>Load sweep: every step</summary>"
-            + h.table(headers, rows, numeric_to=len(headers) - 1) + "</details>")
+    return Details("Load sweep: every step", blocks=[h.table(headers, rows, numeric_to=len(headers) - 1)])
 
 
 def sweep_figure(test: Mapping[str, Any]) -> str | None:
@@ -148,7 +149,7 @@ def sweep_figure(test: Mapping[str, Any]) -> str | None:
     return uri
 
 
-def sweep_figure_html(test: Mapping[str, Any]) -> str:
+def sweep_figure_html(test: Mapping[str, Any]):
     return h.figure(sweep_figure(test),
                     "Load sweep (results.json): the received rate against the offered load of every step (log axes; "
                     "the dashed line is received = offered), and the loss of each step.")

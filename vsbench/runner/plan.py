@@ -6,7 +6,7 @@ list of plans; the runner executes them in order inside one run directory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -21,6 +21,8 @@ class TestPlan:
     name: str
     config: dict[str, Any]
     variant: dict[str, Any] = field(default_factory=dict)
+    #: (i, K): the i-th of K repeats of this plan (``--repeat K``), None when not repeated.
+    repeat: tuple[int, int] | None = None
 
     @property
     def label(self) -> str:
@@ -29,3 +31,11 @@ class TestPlan:
             return self.name
         inner = ",".join(f"{k}={v}" for k, v in self.variant.items())
         return f"{self.name}[{inner}]"
+
+
+def repeated(plans: list[TestPlan], count: int) -> list[TestPlan]:
+    """``plans`` ``count`` times, in rounds (every plan once, then again ...), so that a
+    slow drift of the machine spreads over every plan instead of biasing the last one."""
+    if count <= 1:
+        return list(plans)
+    return [replace(p, repeat=(round_ + 1, count)) for round_ in range(count) for p in plans]

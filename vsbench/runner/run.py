@@ -32,6 +32,7 @@ import signal
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -301,7 +302,8 @@ class Run:
 
     def run_plan(self, index: int, test: TestResult) -> None:
         plan, checked = self.plans[index], self.checked[index]
-        self.display.plan_started(index, len(self.plans), plan.label, test.description)
+        title = plan.label + (f" (repeat {plan.repeat[0]} of {plan.repeat[1]})" if plan.repeat else "")
+        self.display.plan_started(index, len(self.plans), title, test.description)
         test.status = "running"
         self.write_results()
         plan_resources = ResourceStack()
@@ -509,6 +511,7 @@ class Run:
             bidirectional=bool(traffic.get("bidirectional", True)),
             flows=int(traffic.get("flows") or 1),
             frame_sizes=[FrameSizeResult(size, status="not-run") for size in checked.frame_sizes],
+            repeat=None if plan.repeat is None else {"index": plan.repeat[0], "count": plan.repeat[1]},
         )
 
 
@@ -567,29 +570,45 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def run_plans(plans: list[TestPlan], results_dir: Path, console: Console,
-              err_console: Console | None = None, debug: bool = False) -> int:
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: its exit code and its directory (None when nothing was created)."""
+
+    exit_code: int
+    run_dir: Path | None
+
+
+def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
+                  err_console: Console | None = None, debug: bool = False) -> RunOutcome:
     """Run ``plans`` in order into ``<results_dir>/<YYYYmmdd-HHMMSS>-<runid>/``.
 
-    Returns the exit code: 0 when every plan ran, 1 when one failed, 2 when a preflight
-    check failed (nothing was created), 128+signal when interrupted. The one-line errors
-    of exit 2 go to ``err_console`` (the CLI's stderr) when given, else to ``console``.
-    ``debug`` (``--debug``) logs DEBUG records to the run's log whatever ``log_level`` says.
+    The exit code is 0 when every plan ran, 1 when one failed, 2 when a preflight check
+    failed (nothing was created, no run directory), 128+signal when interrupted. The
+    one-line errors of exit 2 go to ``err_console`` (the CLI's stderr) when given, else to
+    ``console``. ``debug`` (``--debug``) logs DEBUG records to the run's log whatever
+    ``log_level`` says.
     """
     err = err_console or console
     if not plans:
         err.print("vsbench: error: no test plans to run", markup=False)
-        return EXIT_USAGE
+        return RunOutcome(EXIT_USAGE, None)
     try:
         checked = preflight.check_plans(plans)
     except preflight.PreflightError as exc:
         err.print(f"vsbench: error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        return EXIT_USAGE
+        return RunOutcome(EXIT_USAGE, None)
     try:
         run = Run(plans, checked, results_dir, console, log_level_of(plans, debug))
         Path(results_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         err.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
                   markup=False, highlight=False, soft_wrap=True)
-        return EXIT_USAGE
-    return run.execute()
+        return RunOutcome(EXIT_USAGE, None)
+    code = run.execute()
+    return RunOutcome(code, run.run_dir)
+
+
+def run_plans(plans: list[TestPlan], results_dir: Path, console: Console,
+              err_console: Console | None = None, debug: bool = False) -> int:
+    """:func:`execute_plans`, returning only the exit code."""
+    return execute_plans(plans, results_dir, console, err_console, debug).exit_code

@@ -21,7 +21,7 @@ from referencing import Registry, Resource
 from vsbench.runner import config as cfg
 from vsbench.runner.plan import TestPlan
 
-LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "vnf")
+LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "vnf", "thresholds")
 
 
 class TestcaseError(cfg.ConfigError):

@@ -1,0 +1,127 @@
+"""``vsbench db import|list|show|trend``: the results store from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from vsbench.results import report_data, trend_page, writers
+from vsbench.results.compare_page import fmt_metric
+from vsbench.results.store import Store, StoreError
+from vsbench.runner import run_refs
+
+
+def add_arguments(parser: argparse.ArgumentParser, parser_class: type) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="URL", help="results store: sqlite:///FILE or postgresql://... "
+                                                     "(default $VSBENCH_DB, else RESULTS_DIR/vsbench.sqlite)")
+    common.add_argument("--results-dir", type=Path, metavar="D", default=Path("results"),
+                        help="where the default SQLite store is (default ./results)")
+    common.add_argument("-v", "--debug", action="store_true", help="debug logging, tracebacks of internal errors")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=parser_class)
+    sub.required = True
+    p = sub.add_parser("import", parents=[common], help="record run directories in the store (again: no duplicate)")
+    p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
+    p = sub.add_parser("list", parents=[common], help="list the stored runs, newest first")
+    p.add_argument("--testcase", metavar="NAME", help="only runs with this testcase")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (default 50; 0: all)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p = sub.add_parser("show", parents=[common], help="one stored run: what ran and its figures")
+    p.add_argument("run", metavar="RUN", help="run id (or a unique prefix)")
+    p.add_argument("--json", action="store_true", help="print the stored results.json, sysinfo.json and plans")
+    p = sub.add_parser("trend", parents=[common], help="one figure over the stored runs, as a table and an HTML page")
+    p.add_argument("--test", required=True, metavar="NAME", help="testcase name or test label")
+    p.add_argument("--metric", default="ndr_fps", metavar="NAME", help="figure to trend (default ndr_fps)")
+    p.add_argument("--frame-size", type=int, metavar="B", help="only this frame size")
+    p.add_argument("--vswitch", metavar="X", help="only runs of this vSwitch")
+    p.add_argument("--limit", type=int, default=0, metavar="N", help="the last N runs only")
+    p.add_argument("--html", type=Path, metavar="FILE", help="write the trend page")
+
+
+def run(args: argparse.Namespace, out: Console) -> int:
+    url = run_refs.store_url(args.db, args.results_dir)
+    if args.action == "import" and not args.db and not Path(args.results_dir).is_dir():
+        Path(args.results_dir).mkdir(parents=True)
+    with Store(url) as store:
+        return ACTIONS[args.action](args, store, out)
+
+
+def _import(args: argparse.Namespace, store: Store, out: Console) -> int:
+    for run_dir in args.run_dirs:
+        try:
+            run_id, action = store.import_run(run_dir)
+        except report_data.ReportInputError as exc:
+            raise StoreError(str(exc)) from None
+        out.print(f"{run_id}: {action} ({run_dir}) in {store.display_url}", markup=False, highlight=False,
+                  soft_wrap=True)
+    return 0
+
+
+def _list(args: argparse.Namespace, store: Store, out: Console) -> int:
+    runs = store.list_runs(args.testcase, args.limit or None)
+    if args.json:
+        out.file.write(json.dumps([{"run_id": r.run_id, "started_at": r.started_at, "finished_at": r.finished_at,
+                                    "status": r.status, "vsbench_version": r.vsbench_version,
+                                    "hostname": r.hostname, "tests": r.tests, "source": r.source}
+                                   for r in runs], indent=2) + "\n")
+        return 0
+    table = Table(title=f"runs in {store.display_url}", title_justify="left")
+    for header in ("Run", "Started (UTC)", "Status", "Host", "Tests", "Source"):
+        table.add_column(header)
+    for r in runs:
+        table.add_row(r.run_id, r.started_at or "-", r.status or "-", r.hostname or "-", ", ".join(r.tests),
+                      r.source or "-")
+    out.print(table)
+    if not runs:
+        out.print("no runs stored (vsbench db import RUN_DIR)", markup=False)
+    return 0
+
+
+def _show(args: argparse.Namespace, store: Store, out: Console) -> int:
+    stored = store.get(args.run)
+    if args.json:
+        out.file.write(json.dumps({"run_id": stored.run_id, "imported_at": stored.imported_at,
+                                   "source": stored.source, "results": stored.results,
+                                   "sysinfo": stored.sysinfo, "plans": stored.plans}, indent=2) + "\n")
+        return 0
+    for key, value in (("run", stored.run_id), ("status", stored.status), ("started", stored.started_at),
+                       ("finished", stored.finished_at), ("host", stored.hostname),
+                       ("vsbench", stored.vsbench_version), ("source", stored.source),
+                       ("imported", stored.imported_at)):
+        out.print(f"{key:>9}: {value if value is not None else '-'}", markup=False, highlight=False, soft_wrap=True)
+    figures = store.metrics(stored.run_id)
+    table = Table(title="figures", title_justify="left")
+    for header in ("Test", "Frame B", "Metric", "Unit", "Value", "Interval", "Flags"):
+        table.add_column(header, justify="right" if header in ("Frame B", "Value") else "left")
+    for m in figures.metrics:
+        interval = m.uncertainty
+        table.add_row(m.key.test, str(m.key.frame_size_bytes), m.key.metric, m.unit, fmt_metric(m),
+                      "-" if interval is None else f"{interval.low:,.0f} .. {interval.high:,.0f} ({m.basis})",
+                      ", ".join(m.flags) or "-")
+    out.print(table)
+    return 0
+
+
+def _trend(args: argparse.Namespace, store: Store, out: Console) -> int:
+    points = store.trend(args.test, args.metric, args.frame_size, args.vswitch, args.limit or None)
+    if not points:
+        raise StoreError(f"no stored run of {args.test!r} has {args.metric}"
+                         + (f" at {args.frame_size} B" if args.frame_size else ""))
+    table = Table(title=f"{args.metric} of {args.test}", title_justify="left")
+    for header in ("Started (UTC)", "Run", "vSwitch", "Frame B", args.metric, "Flags"):
+        table.add_column(header, justify="right" if header in ("Frame B", args.metric) else "left")
+    for p in points:
+        table.add_row(p.started_at or "-", p.run_id, p.vswitch or "-", str(p.value.key.frame_size_bytes),
+                      fmt_metric(p.value), ", ".join(p.value.flags) or "-")
+    out.print(table)
+    if args.html is not None:
+        writers.write_atomic(args.html, trend_page.render_html(args.test, args.metric, points, store.display_url))
+        out.print(f"trend page written to {args.html}", markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+ACTIONS = {"import": _import, "list": _list, "show": _show, "trend": _trend}

@@ -1,0 +1,346 @@
+"""The results store: runs recorded in a database, so runs can be listed, compared and
+trended without their directories.
+
+SQLite by default (``<results-dir>/vsbench.sqlite``); a shared lab points every machine at
+one PostgreSQL database with a URL (``postgresql://user:password@host/db``). Both go through
+SQLAlchemy Core with the same tables, so they pass the same tests.
+
+What is kept per run: its results.json, sysinfo.json and config.yaml plans (the documents,
+whole: ``vsbench db show`` and reports need nothing else), what each test was, and every
+comparable figure with its samples and interval (:mod:`vsbench.results.run_metrics`) --
+trials.jsonl stays in the run directory. A run is keyed by its run id: importing it again
+changes nothing, or replaces it when its results.json changed since (a run imported while
+it was still going). The store records its schema version and refuses one it does not know.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+
+from vsbench.results import report_data, run_metrics
+from vsbench.results.run_metrics import MetricKey, MetricValue, RunMetrics, TestInfo
+from vsbench.results.significance import Interval
+
+SCHEMA_VERSION = 1
+DEFAULT_FILE = "vsbench.sqlite"
+URL_ENV = "VSBENCH_DB"
+
+metadata = sa.MetaData()
+
+meta_table = sa.Table(
+    "vsbench_meta", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(256), nullable=False),
+)
+
+runs_table = sa.Table(
+    "runs", metadata,
+    sa.Column("run_id", sa.String(32), primary_key=True),
+    sa.Column("started_at", sa.String(40)),
+    sa.Column("finished_at", sa.String(40)),
+    sa.Column("status", sa.String(20)),
+    sa.Column("vsbench_version", sa.String(40)),
+    sa.Column("hostname", sa.String(255)),
+    sa.Column("source", sa.Text),
+    sa.Column("results_sha256", sa.String(64), nullable=False),
+    sa.Column("imported_at", sa.String(40), nullable=False),
+    sa.Column("results_json", sa.Text, nullable=False),
+    sa.Column("sysinfo_json", sa.Text),
+    sa.Column("plans_json", sa.Text),
+)
+
+tests_table = sa.Table(
+    "tests", metadata,
+    sa.Column("run_id", sa.String(32), sa.ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("label", sa.String(400), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("testcase", sa.String(200)),
+    sa.Column("vswitch", sa.String(200)),
+    sa.Column("repeats", sa.Integer, nullable=False),
+    sa.Column("fields_json", sa.Text, nullable=False),
+    sa.Column("statuses_json", sa.Text, nullable=False),
+)
+
+metrics_table = sa.Table(
+    "metrics", metadata,
+    sa.Column("run_id", sa.String(32), sa.ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("test", sa.String(400), primary_key=True),
+    sa.Column("frame_size_bytes", sa.Integer, primary_key=True),
+    sa.Column("metric", sa.String(100), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("value", sa.Float, nullable=False),
+    sa.Column("samples_json", sa.Text, nullable=False),
+    sa.Column("interval_low", sa.Float),
+    sa.Column("interval_high", sa.Float),
+    sa.Column("basis", sa.Text, nullable=False),
+    sa.Column("flags_json", sa.Text, nullable=False),
+)
+
+
+class StoreError(Exception):
+    """The store cannot be opened or used; one line (credentials never in it)."""
+
+
+def default_url(results_dir: Path) -> str:
+    return f"sqlite:///{(Path(results_dir) / DEFAULT_FILE).resolve()}"
+
+
+def _engine_url(url: str) -> sa.URL:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(f"not a database URL: {url.split('@')[-1]!r} (sqlite:///FILE or postgresql://...)") from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise StoreError(f"unsupported database {parsed.get_backend_name()!r}: use sqlite:///FILE or postgresql://...")
+    return parsed
+
+
+@dataclass
+class StoredRun:
+    """A run as the store keeps it."""
+
+    run_id: str
+    started_at: str | None
+    finished_at: str | None
+    status: str | None
+    vsbench_version: str | None
+    hostname: str | None
+    source: str | None
+    imported_at: str
+    tests: list[str]
+    results: dict[str, Any]
+    sysinfo: dict[str, Any] | None
+    plans: list[dict[str, Any]]
+
+
+@dataclass
+class TrendPoint:
+    run_id: str
+    started_at: str | None
+    vswitch: str | None
+    value: MetricValue
+
+
+class Store:
+    """One database; use as a context manager (the connection pool closes after)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = _engine_url(url)
+        self.display_url = self.url.render_as_string(hide_password=True)
+        if self.url.get_backend_name() == "sqlite" and self.url.database:
+            folder = Path(self.url.database).parent
+            if not folder.is_dir():
+                raise StoreError(f"cannot open store {self.display_url}: no directory {folder}")
+        try:
+            self.engine: Engine = sa.create_engine(self.url)
+            self._prepare()
+        except NoSuchModuleError as exc:
+            raise StoreError(f"no driver for {self.display_url}: {exc}") from None
+        except ModuleNotFoundError as exc:
+            raise StoreError(f"no driver for {self.display_url}: {exc} "
+                             "(pip install 'vsbench[postgresql]')") from None
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot open store {self.display_url}: {_first_line(exc)}") from None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- schema -----------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        with self.engine.begin() as conn:
+            if self.url.get_backend_name() == "sqlite":
+                conn.exec_driver_sql("PRAGMA foreign_keys = ON")
+            metadata.create_all(conn)
+            row = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).first()
+            if row is None:
+                conn.execute(meta_table.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+            elif row[0] != str(SCHEMA_VERSION):
+                raise StoreError(f"store {self.display_url} has schema version {row[0]}; this vsbench reads "
+                                 f"version {SCHEMA_VERSION}")
+
+    def schema_version(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar_one())
+
+    # -- import -----------------------------------------------------------------------------
+
+    def import_run(self, run_dir: Path) -> tuple[str, str]:
+        """Record the run in ``run_dir``; returns (run id, ``added`` | ``unchanged`` |
+        ``updated``). Raises :class:`report_data.ReportInputError` for a non-run."""
+        files = report_data.load_run(Path(run_dir))
+        run_id = files.results.get("run_id")
+        if not isinstance(run_id, str) or not run_id:
+            raise report_data.ReportInputError(f"{run_dir}: results.json has no run_id")
+        digest = files.digests.get(report_data.RESULTS_FILE, "")
+        figures = run_metrics.extract(files.results, files.sysinfo, files.plans, files.trials)
+        return run_id, self._write(run_id, files, digest, figures)
+
+    def _write(self, run_id: str, files: report_data.RunFiles, digest: str, figures: RunMetrics) -> str:
+        try:
+            with self.engine.begin() as conn:
+                old = conn.execute(sa.select(runs_table.c.results_sha256).where(runs_table.c.run_id == run_id)).first()
+                if old is not None and old[0] == digest:
+                    return "unchanged"
+                if old is not None:
+                    for table in (metrics_table, tests_table, runs_table):
+                        conn.execute(table.delete().where(table.c.run_id == run_id))
+                r = files.results
+                conn.execute(runs_table.insert().values(
+                    run_id=run_id, started_at=r.get("started_at"), finished_at=r.get("finished_at"),
+                    status=r.get("status"), vsbench_version=r.get("vsbench_version"),
+                    hostname=((files.sysinfo or {}).get("host") or {}).get("hostname"),
+                    source=str(Path(files.run_dir).resolve()), results_sha256=digest,
+                    imported_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    results_json=json.dumps(r), sysinfo_json=None if files.sysinfo is None else json.dumps(files.sysinfo),
+                    plans_json=json.dumps(files.plans)))
+                if figures.tests:
+                    conn.execute(tests_table.insert(), [
+                        {"run_id": run_id, "label": t.label, "position": i, "testcase": t.fields.get("testcase"),
+                         "vswitch": t.fields.get("vswitch"), "repeats": t.repeats,
+                         "fields_json": json.dumps(t.fields), "statuses_json": json.dumps(t.statuses)}
+                        for i, t in enumerate(figures.tests)])
+                if figures.metrics:
+                    conn.execute(metrics_table.insert(), [
+                        {"run_id": run_id, "test": m.key.test, "frame_size_bytes": m.key.frame_size_bytes,
+                         "metric": m.key.metric, "position": i, "value": m.value, "samples_json": json.dumps(m.samples),
+                         "interval_low": None if m.interval is None else m.interval.low,
+                         "interval_high": None if m.interval is None else m.interval.high,
+                         "basis": m.basis, "flags_json": json.dumps(m.flags)}
+                        for i, m in enumerate(figures.metrics)])
+                return "added" if old is None else "updated"
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot record run {run_id} in {self.display_url}: {_first_line(exc)}") from None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> str:
+        """The run id that ``ref`` (a run id, a unique prefix of one, or a run directory
+        name ending in one) names; StoreError when none or several do."""
+        candidate = ref.rsplit("-", 1)[-1]
+        with self.engine.connect() as conn:
+            exact = conn.execute(sa.select(runs_table.c.run_id).where(runs_table.c.run_id == candidate)).first()
+            if exact is not None:
+                return exact[0]
+            like = candidate.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            found = [row[0] for row in conn.execute(
+                sa.select(runs_table.c.run_id).where(runs_table.c.run_id.like(like, escape="\\")).limit(3))]
+        if not found:
+            raise StoreError(f"no run {ref!r} in store {self.display_url} (see vsbench db list)")
+        if len(found) > 1:
+            raise StoreError(f"run {ref!r} is ambiguous in store {self.display_url}: {', '.join(found)} ...")
+        return found[0]
+
+    def list_runs(self, testcase: str | None = None, limit: int | None = 50) -> list[StoredRun]:
+        """Runs, newest first, optionally only those with a test of ``testcase``."""
+        query = sa.select(runs_table).order_by(runs_table.c.started_at.desc(), runs_table.c.run_id.desc())
+        if testcase:
+            query = query.where(runs_table.c.run_id.in_(
+                sa.select(tests_table.c.run_id).where(tests_table.c.testcase == testcase)))
+        if limit:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            rows = list(conn.execute(query).mappings())
+            labels = self._labels(conn, [r["run_id"] for r in rows])
+        return [self._stored(row, labels.get(row["run_id"], []), whole=False) for row in rows]
+
+    def get(self, ref: str) -> StoredRun:
+        run_id = self.resolve(ref)
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(runs_table).where(runs_table.c.run_id == run_id)).mappings().one()
+            labels = self._labels(conn, [run_id])
+        return self._stored(row, labels.get(run_id, []), whole=True)
+
+    def metrics(self, ref: str) -> RunMetrics:
+        """The run's figures, as :func:`run_metrics.extract` made them at import."""
+        run_id = self.resolve(ref)
+        with self.engine.connect() as conn:
+            run = conn.execute(sa.select(runs_table).where(runs_table.c.run_id == run_id)).mappings().one()
+            tests = conn.execute(sa.select(tests_table).where(tests_table.c.run_id == run_id)
+                                 .order_by(tests_table.c.position)).mappings().all()
+            rows = conn.execute(sa.select(metrics_table).where(metrics_table.c.run_id == run_id)
+                                .order_by(metrics_table.c.position)).mappings().all()
+        sysinfo = json.loads(run["sysinfo_json"]) if run["sysinfo_json"] else None
+        return RunMetrics(
+            run_ids=[run_id], started_at=run["started_at"], status=run["status"],
+            vsbench_version=run["vsbench_version"], sut=run_metrics.sut_fields(sysinfo),
+            tests=[TestInfo(t["label"], t["repeats"], json.loads(t["fields_json"]), json.loads(t["statuses_json"]))
+                   for t in tests],
+            metrics=[_metric_value(r) for r in rows],
+        )
+
+    def trend(self, test: str, metric: str, frame_size_bytes: int | None = None,
+              vswitch: str | None = None, limit: int | None = None) -> list[TrendPoint]:
+        """``metric`` of test ``test`` (a label or a testcase name) over the stored runs,
+        oldest first."""
+        query = (sa.select(metrics_table, runs_table.c.started_at, tests_table.c.vswitch)
+                 .join(runs_table, runs_table.c.run_id == metrics_table.c.run_id)
+                 .join(tests_table, sa.and_(tests_table.c.run_id == metrics_table.c.run_id,
+                                            tests_table.c.label == metrics_table.c.test))
+                 .where(metrics_table.c.metric == metric)
+                 .where(sa.or_(metrics_table.c.test == test, tests_table.c.testcase == test))
+                 .order_by(runs_table.c.started_at, runs_table.c.run_id, metrics_table.c.frame_size_bytes))
+        if frame_size_bytes is not None:
+            query = query.where(metrics_table.c.frame_size_bytes == frame_size_bytes)
+        if vswitch:
+            query = query.where(tests_table.c.vswitch == vswitch)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        points = [TrendPoint(r["run_id"], r["started_at"], r["vswitch"], _metric_value(r)) for r in rows]
+        if limit:
+            keep = list(dict.fromkeys(p.run_id for p in points))[-limit:]
+            points = [p for p in points if p.run_id in keep]
+        return points
+
+    @staticmethod
+    def _labels(conn: sa.Connection, run_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not run_ids:
+            return {}
+        out: dict[str, list[str]] = {}
+        query = (sa.select(tests_table.c.run_id, tests_table.c.label).where(tests_table.c.run_id.in_(run_ids))
+                 .order_by(tests_table.c.run_id, tests_table.c.position))
+        for run_id, label in conn.execute(query):
+            out.setdefault(run_id, []).append(label)
+        return out
+
+    @staticmethod
+    def _stored(row: Any, labels: list[str], whole: bool) -> StoredRun:
+        return StoredRun(
+            run_id=row["run_id"], started_at=row["started_at"], finished_at=row["finished_at"],
+            status=row["status"], vsbench_version=row["vsbench_version"], hostname=row["hostname"],
+            source=row["source"], imported_at=row["imported_at"], tests=labels,
+            results=json.loads(row["results_json"]) if whole else {},
+            sysinfo=json.loads(row["sysinfo_json"]) if whole and row["sysinfo_json"] else None,
+            plans=json.loads(row["plans_json"]) if whole and row["plans_json"] else [],
+        )
+
+
+def _metric_value(row: Any) -> MetricValue:
+    low, high = row["interval_low"], row["interval_high"]
+    return MetricValue(
+        MetricKey(row["test"], row["frame_size_bytes"], row["metric"]),
+        [float(s) for s in json.loads(row["samples_json"])],
+        None if low is None or high is None else Interval(low, high),
+        row["basis"], list(json.loads(row["flags_json"])),
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
