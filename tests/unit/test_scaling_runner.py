@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from io import StringIO
 from pathlib import Path
 
@@ -124,6 +125,12 @@ def test_plugin_cleaners_leave_live_runs_and_dry_runs_alone(tmp_path):
 def _fake_daemon(run_dir: Path, name: str) -> subprocess.Popen:
     """A process whose command line names ``run_dir``, with its pid file where OvS keeps it."""
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", str(run_dir)])
+    # Until the child has exec'd, its command line is pytest's: the cleaner would rightly
+    # take it for someone else's process (a loaded host once showed exactly that).
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")
+    deadline = time.monotonic() + 10
+    while str(run_dir).encode() not in cmdline.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)
     (run_dir / f"{name}.pid").write_text(f"{proc.pid}\n")
     return proc
 
