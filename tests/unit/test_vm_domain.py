@@ -1,0 +1,82 @@
+"""The VM's pure parts: domain XML, MACs, vCPU placement, the guest image's archive."""
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from vsbench.system import guest_boot
+from vsbench.system.vm import domain, image, runner
+
+
+def spec(**kw):
+    base = dict(name="vsbabc123l3fwd", kernel=Path("/boot/vmlinuz-x"), initramfs=Path("/c/i.cpio"),
+                cmdline="console=ttyS0", console_socket=Path("/r/console.sock"),
+                vhost_sockets=(Path("/o/v0"), Path("/o/v1")),
+                macs=(domain.guest_mac("abc123", 0, 0), domain.guest_mac("abc123", 0, 1)))
+    base.update(kw)
+    return domain.DomainSpec(**base)
+
+
+def test_domain_is_tcg_with_shared_memfd_memory_and_vhost_user_nics():
+    root = ET.fromstring(domain.domain_xml(spec()))
+    assert root.get("type") == "qemu"  # TCG: no KVM here
+    assert root.find("memoryBacking/source").get("type") == "memfd"
+    assert root.find("memoryBacking/access").get("mode") == "shared"
+    assert root.find("cpu/numa/cell").get("memAccess") == "shared"
+    nics = root.findall("devices/interface")
+    assert [n.get("type") for n in nics] == ["vhostuser", "vhostuser"]
+    assert [n.find("source").get("path") for n in nics] == ["/o/v0", "/o/v1"]
+    assert all(n.find("source").get("mode") == "client" for n in nics)
+    assert [n.find("address").get("slot") for n in nics] == ["0x10", "0x11"]
+    assert root.find("devices/serial/source").get("path") == "/r/console.sock"
+    assert root.find("os/kernel").text == "/boot/vmlinuz-x"
+    assert root.find("cputune") is None  # not pinned unless asked
+
+
+def test_domain_with_hugepages_and_pinned_vcpus():
+    pins = domain.vcpu_placement(2, [1])
+    root = ET.fromstring(domain.domain_xml(spec(memory_backing="hugepages", vcpu_cpus=pins)))
+    assert root.find("memoryBacking/hugepages/page").get("size") == "2048"
+    assert [(p.get("vcpu"), p.get("cpuset")) for p in root.findall("cputune/vcpupin")] == [("0", "1"), ("1", "1")]
+
+
+def test_spec_rejects_inconsistent_input():
+    with pytest.raises(ValueError):
+        spec(macs=("52:00:00:00:00:01",))
+    with pytest.raises(ValueError):
+        spec(memory_backing="tmpfs")
+
+
+def test_nic_addresses_and_macs():
+    assert domain.nic_pci_address(0) == "0000:00:10.0" and domain.nic_pci_address(1) == "0000:00:11.0"
+    mac = domain.guest_mac("abc123", 1, 2)
+    assert mac == "52:ab:c1:23:01:02"
+    assert domain.vcpu_placement(3, []) == ()
+
+
+def test_cpio_is_deterministic_and_well_formed():
+    data = guest_boot.cpio_archive(["bin"], [("bin/x", 0o755, b"hello")])
+    assert data == guest_boot.cpio_archive(["bin"], [("bin/x", 0o755, b"hello")])
+    assert data.startswith(b"070701") and b"TRAILER!!!" in data and len(data) % 4 == 0
+    assert guest_boot.parent_dirs(["usr/lib/x/a.so", "bin/b"]) == ["bin", "usr", "usr/lib", "usr/lib/x"]
+
+
+def test_guest_init_binds_virtio_and_sets_the_prompt():
+    assert "uio_pci_generic" in image.INIT_SCRIPT and image.PROMPT in image.INIT_SCRIPT
+    assert image.READY_MARK in image.INIT_SCRIPT
+
+
+def test_driver_package_names():
+    assert image._driver_package("librte_net_virtio.so.23") == "librte-net-virtio23"
+
+
+def test_qemu_conf_runs_as_root_without_relabelling(tmp_path):
+    text = runner.qemu_conf(tmp_path)
+    assert 'security_driver = "none"' in text and f'hugetlbfs_mount = "{tmp_path}"' in text
+    assert "hugetlbfs_mount" not in runner.qemu_conf(None)
+
+
+def test_vm_settings_defaults():
+    cfg = runner.vm_defaults({"vcpus": 1})
+    assert cfg["vcpus"] == 1 and cfg["memory_backing"] == "memfd" and cfg["boot_timeout_s"] > 0
