@@ -126,3 +126,19 @@ def test_missing_toolchain_names_the_package(tmp_path):
 def test_prerequisites_of_a_missing_binary_are_one_line():
     [missing] = [m for m in L3fwd.check_prerequisites({"binary": "/nonexistent/l3fwd"}) if "binary" in m.what]
     assert "/nonexistent/l3fwd" in str(missing)
+
+
+def test_missing_sources_stop_the_run_in_preflight_with_one_line(tmp_path):
+    """No dpdk-doc: exit 2, one line naming the package, nothing created."""
+    import os
+    import subprocess
+    import sys
+
+    results = tmp_path / "results"
+    env = {**os.environ, "VSBENCH_DPDK_EXAMPLES": str(tmp_path / "none")}
+    proc = subprocess.run([sys.executable, "-m", "vsbench.cli.main", "--test", "phy2phy_tput", "--vnf", "l3fwd",
+                           "--results-dir", str(results)], capture_output=True, text=True, env=env, timeout=120)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert "vnf l3fwd" in lines[0] and "apt-get install dpdk-doc" in lines[0]
+    assert not results.exists()

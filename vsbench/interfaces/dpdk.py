@@ -10,6 +10,7 @@ from vsbench.system.commands import CommandError, ManagedProcess, run, spawn, wa
 from vsbench.system.dpdk_app import (
     DpdkAppError,
     DpdkMemory,
+    counter_deltas,
     ethdev_counters,
     prepare_memory,
     release_recorded,
@@ -20,7 +21,7 @@ from vsbench.system.dpdk_app import (
 from vsbench.system.resources import ResourceStack
 
 __all__ = [
-    "CommandError", "DpdkAppError", "DpdkMemory", "ManagedProcess", "ResourceStack", "ethdev_counters",
+    "CommandError", "DpdkAppError", "DpdkMemory", "ManagedProcess", "counter_deltas", "ResourceStack", "ethdev_counters",
     "prepare_memory", "release_recorded", "run", "spawn", "telemetry_query", "telemetry_socket",
     "virtio_user_vdevs", "wait_for", "which",
 ]

@@ -89,13 +89,21 @@ def telemetry_query(path: Path, command: str, timeout_s: float = 2.0) -> Any:
 
 
 def ethdev_counters(reply: Any) -> dict[str, int]:
-    """``/ethdev/stats`` as vsbench names its counters (frames, units in the names)."""
+    """``/ethdev/stats`` under the names of the VNF contract's ``trial_end`` (frames)."""
     reply = reply or {}
     return {
         "rx_frames": int(reply.get("ipackets", 0)),
         "tx_frames": int(reply.get("opackets", 0)),
-        "rx_missed_frames": int(reply.get("imissed", 0)),
-        "rx_error_frames": int(reply.get("ierrors", 0)),
-        "tx_error_frames": int(reply.get("oerrors", 0)),
+        "rx_missed": int(reply.get("imissed", 0)),
+        "rx_errors": int(reply.get("ierrors", 0)),
+        "tx_errors": int(reply.get("oerrors", 0)),
         "rx_nombuf": int(reply.get("rx_nombuf", 0)),
     }
+
+
+def counter_deltas(before: list[dict[str, int]], after: list[dict[str, int]]) -> list[dict[str, int]]:
+    """Per-port ``after - before`` of :func:`ethdev_counters` lists (``port`` kept)."""
+    deltas = []
+    for old, new in zip(before, after):
+        deltas.append({k: (v if k == "port" else v - int(old.get(k, 0))) for k, v in new.items()})
+    return deltas

@@ -26,6 +26,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+#: Debian's DPDK example sources; ``VSBENCH_DPDK_EXAMPLES`` points elsewhere (another DPDK).
 EXAMPLES_DIR = Path("/usr/share/dpdk/examples")
 TELEMETRY_SOURCE = Path(__file__).with_name("telemetry_client.c")
 TOOLS = {"gcc": "gcc", "make": "make", "pkg-config": "pkg-config"}
@@ -56,8 +57,13 @@ class L3fwdBuild:
     build_s: float
 
 
-def missing_toolchain(examples_dir: Path = EXAMPLES_DIR) -> list[tuple[str, str]]:
+def examples_dir_in_use() -> Path:
+    return Path(os.environ.get("VSBENCH_DPDK_EXAMPLES") or EXAMPLES_DIR)
+
+
+def missing_toolchain(examples_dir: Path | None = None) -> list[tuple[str, str]]:
     """``(what, remedy)`` for every build input this host lacks (no side effects)."""
+    examples_dir = examples_dir or examples_dir_in_use()
     missing = []
     if not (examples_dir / "l3fwd" / "Makefile").is_file() or not (examples_dir / "common").is_dir():
         missing.append((f"l3fwd sources in {examples_dir}", REMEDIES["sources"]))
@@ -79,7 +85,7 @@ def _compiler_version() -> str:
     return (proc.stdout.splitlines() or ["?"])[0]
 
 
-def build_key(examples_dir: Path = EXAMPLES_DIR) -> tuple[str, str]:
+def build_key(examples_dir: Path) -> tuple[str, str]:
     """``(key, dpdk_version)``: what decides whether a cached build can be reused."""
     version = _pkg_config("--modversion")
     if version is None:
@@ -101,8 +107,9 @@ def default_cache_dir() -> Path:
     return Path(base)
 
 
-def ensure_built(cache_dir: Path | None = None, examples_dir: Path = EXAMPLES_DIR) -> L3fwdBuild:
+def ensure_built(cache_dir: Path | None = None, examples_dir: Path | None = None) -> L3fwdBuild:
     """The cached build for today's inputs; built first (a few seconds) when missing."""
+    examples_dir = examples_dir or examples_dir_in_use()
     missing = missing_toolchain(examples_dir)
     if missing:
         what, remedy = missing[0]

@@ -81,6 +81,8 @@ class L3fwd(Vnf):
 
     description: ClassVar[str] = "DPDK l3fwd (LPM or exact match) on vhost-user ports, process or VM"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+    #: the deployments' question: which switch ports l3fwd attaches to
+    port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -94,9 +96,12 @@ class L3fwd(Vnf):
         self.proc: dpdk.ManagedProcess | None = None
         self.memory: dpdk.DpdkMemory | None = None
         self.vm: vm.VirtualMachine | None = None
-        self.file_prefix = f"vsb{context.run_id}l3f"
+        #: set by start(): instance number within the run (pvvp has two l3fwd)
+        self.instance = 0
+        self.file_prefix = f"vsb{context.run_id}l3f0"
         self.starts = 0
         self._started = False
+        self._trial_before: list[dict[str, int]] | None = None
 
     # ------------------------------------------------------------------ checks
 
@@ -126,7 +131,7 @@ class L3fwd(Vnf):
             return []
         done = vm.cleanup_dead_run(run_id, work_dirs)
         for work_dir in work_dirs:
-            for run_dir in sorted(Path(work_dir).glob(f"vsb-{run_id}-l3fwd")):
+            for run_dir in sorted(Path(work_dir).glob(f"vsb-{run_id}-l3fwd*")):
                 if run_dir.is_dir() and not run_dir.is_symlink():
                     pages = dpdk.release_recorded(run_dir)
                     if not any(line.split()[1] == str(run_dir) for line in Path("/proc/mounts").read_text().splitlines()
@@ -157,9 +162,16 @@ class L3fwd(Vnf):
             except build.BuildError as exc:
                 raise PluginError(str(exc)) from None
             binary = self.built.binary
-        work = Path(self.context.work_dir) if self.context.work_dir else Path("/run/vsbench")
-        self.run_dir = work / f"vsb-{self.context.run_id}-l3fwd"
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.work_dir = Path(self.context.work_dir) if self.context.work_dir else Path("/run/vsbench")
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        while True:  # the first free instance number: several l3fwd may run in one run
+            self.run_dir = self.work_dir / f"vsb-{self.context.run_id}-l3fwd{self.instance}"
+            try:
+                self.run_dir.mkdir()
+                break
+            except FileExistsError:
+                self.instance += 1
+        self.file_prefix = f"vsb{self.context.run_id}l3f{self.instance}"
         self.stack.register(f"l3fwd dir {self.run_dir}", _remove_dir, self.run_dir)
         if self.cfg["mode"] == "vm":
             self._start_vm(binary)
@@ -178,8 +190,15 @@ class L3fwd(Vnf):
         return command.app_args(
             ports=len(self.ports), lcore=lcore, lookup=self.cfg["lookup"],
             rules_v4=Path(rules_dir) / "routes.v4", rules_v6=Path(rules_dir) / "routes.v6",
-            eth_dest=self.cfg["eth_dest"], rx_desc=self.cfg["rx_desc"], tx_desc=self.cfg["tx_desc"],
+            eth_dest=self._eth_dest(), rx_desc=self.cfg["rx_desc"], tx_desc=self.cfg["tx_desc"],
             extra=self.cfg["extra_args"])
+
+    def _eth_dest(self) -> list[str]:
+        """The destination MAC per exit port: ``eth_dest`` if set, else the ``peer_mac`` the
+        deployment put on the port (the generator port or next hop it faces)."""
+        if self.cfg["eth_dest"]:
+            return list(self.cfg["eth_dest"])
+        return [str(p.spec.options.get("peer_mac") or "") for p in self.ports]
 
     def _prepare_process(self, binary: Path) -> None:
         assert self.run_dir is not None
@@ -198,7 +217,7 @@ class L3fwd(Vnf):
         self._stop_process()
         (self.run_dir / "routes.v4").write_text(self.tables.ipv4_text())
         (self.run_dir / "routes.v6").write_text(self.tables.ipv6_text())
-        log_path = Path(self.context.log_dir) / f"l3fwd.{self.starts}.log"
+        log_path = Path(self.context.log_dir) / f"l3fwd{self.instance}.{self.starts}.log"
         self.proc = dpdk.spawn(self.argv, netns=self.context.dut_netns, log_path=log_path)
         self.starts += 1
         self.stack.register(f"l3fwd pid {self.proc.pid}", self._stop_process)
@@ -228,9 +247,9 @@ class L3fwd(Vnf):
             image = vm.ensure_image(programs, kernel_version=self.cfg["vm"]["kernel_version"])
         except vm.GuestImageError as exc:
             raise PluginError(f"l3fwd VM image: {exc}") from None
-        self.vm = vm.VirtualMachine(run_id=self.context.run_id, name="l3fwd", work_dir=self.run_dir,
-                                    log_dir=Path(self.context.log_dir), resources=self.stack,
-                                    settings=self.cfg["vm"])
+        self.vm = vm.VirtualMachine(run_id=self.context.run_id, name=f"l3fwd{self.instance}",
+                                    work_dir=self.work_dir, log_dir=Path(self.context.log_dir),
+                                    resources=self.stack, settings=self.cfg["vm"], vm_index=self.instance)
         try:
             self.vm.boot(image, [p.spec.socket_path for p in self.ports])
         except (vm.VmError, vm.ConsoleError) as exc:
@@ -291,19 +310,37 @@ class L3fwd(Vnf):
         else:
             self._launch_process()
 
-    def stats(self) -> dict[str, Any]:
-        """l3fwd's own port counters (cumulative since it started), from DPDK telemetry."""
+    def port_counters(self) -> list[dict[str, int]]:
+        """l3fwd's own counters per port (cumulative since it started), from DPDK
+        telemetry; [] before it runs or when they cannot be read (logged)."""
         if not self.starts:
-            return {}
+            return []
         ports = []
         for index in range(len(self.ports)):
             try:
                 ports.append({"port": index, **dpdk.ethdev_counters(self._telemetry(f"/ethdev/stats,{index}"))})
             except (dpdk.DpdkAppError, vm.ConsoleError, ValueError) as exc:
                 log.warning("l3fwd: cannot read port %d counters: %s", index, exc)
-                return {}
+                return []
+        return ports
+
+    def stats(self) -> dict[str, Any]:
+        ports = self.port_counters()
+        if not ports:
+            return {}
         return {"ports": ports, "lookup": self.cfg["lookup"], "rules": self.tables.rules if self.tables else 0,
                 "mode": self.cfg["mode"], "starts": self.starts}
+
+    def trial_begin(self) -> None:
+        self._trial_before = self.port_counters()
+
+    def trial_end(self) -> dict[str, Any]:
+        """l3fwd's per-port counter deltas over the trial (the VNF contract's ``ports``)."""
+        before, self._trial_before = self._trial_before, None
+        after = self.port_counters()
+        if not before or not after:
+            return {}
+        return {"ports": dpdk.counter_deltas(before, after), "mode": self.cfg["mode"]}
 
     def _telemetry(self, query: str) -> Any:
         if self.vm is not None:

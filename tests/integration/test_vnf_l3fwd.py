@@ -1,0 +1,172 @@
+"""l3fwd on real OvS-DPDK vhost-user ports, as a process and in a VM (TCG): frames sent on
+the testbed cross OvS -> l3fwd -> OvS only when l3fwd's generated routes cover them; its
+own counters agree with the kernel's; teardown (also on SIGINT) leaves nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from vsbench.interfaces import FlowFields, PluginContext, PortSpec, TrafficProfile
+from vsbench.system import naming
+from vsbench.system.resources import ResourceStack
+from vsbench_plugins.vnf.l3fwd import L3fwd
+from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
+
+from run_helpers import processes_mentioning
+from vswitch_helpers import trafgen_blast, trafgen_config, veth_testbed
+
+pytestmark = pytest.mark.integration
+
+if os.geteuid() != 0:
+    pytest.skip("needs root (namespaces, hugepages)", allow_module_level=True)
+_missing = OvsDpdk.check_prerequisites({}) + L3fwd.check_prerequisites({})
+if _missing:
+    pytest.skip(f"missing: {_missing[0]}", allow_module_level=True)
+
+WORK_ROOT = Path("/run/vsbench-test")
+#: The frames trafgen_config sends: 10.0.0.1 -> 10.1.0.1, UDP 1024 -> 1024.
+SENT = FlowFields(src_ip="10.0.0.1", dst_ip="10.1.0.1")
+
+
+def nr_hugepages() -> int:
+    return int(Path("/proc/sys/vm/nr_hugepages").read_text())
+
+
+class PvpRig:
+    """testbed port 0 -> OvS -> l3fwd port 0 ... l3fwd port 1 -> OvS -> testbed port 1."""
+
+    def __init__(self, testbed, stack: ResourceStack, tmp_path: Path, settings: dict) -> None:
+        self.testbed = testbed
+        self.run_id = testbed.run_id
+        work = WORK_ROOT / self.run_id
+        self.switch = OvsDpdk(PluginContext(self.run_id, {}, tmp_path / "logs", stack,
+                                            dut_netns=testbed.dut_netns, work_dir=work))
+        self.switch.name = "ovs_dpdk"
+        stack.register("switch", self.switch.stop)
+        self.switch.start()
+        self.switch.add_bridge("br0")
+        phy = [self.switch.add_port("br0", PortSpec("physical", f"p{l.index}", iface=l.dut_iface))
+               for l in testbed.links]
+        self.vhost = [self.switch.add_port("br0", PortSpec("vhostuser", naming.iface_name(self.run_id, "u", i)))
+                      for i in range(2)]
+        self.switch.connect("br0", phy[0], self.vhost[0])
+        self.switch.connect("br0", self.vhost[1], phy[1])
+        self.vnf = L3fwd(PluginContext(self.run_id, settings, tmp_path / "logs", stack,
+                                       dut_netns=testbed.dut_netns, work_dir=work))
+        self.vnf.name = "l3fwd"
+        self.vnf.start(self.vhost)
+
+    def blast(self, tmp_path: Path, count: int, rate_pps: int | None = None):
+        cfg = trafgen_config(tmp_path / "udp.cfg", self.testbed.links[0].tg_mac, self.testbed.links[0].dut_mac)
+        return trafgen_blast(self.testbed, cfg, count, tx=0, rx=1, cpu=0, rate_pps=rate_pps)
+
+
+def left_behind(run_id: str, hugepages_before: int) -> list[str]:
+    found = processes_mentioning(f"vsb{run_id}", f"vsb-{run_id}")
+    found += [str(p) for p in (WORK_ROOT / run_id).glob("vsb-*")] if (WORK_ROOT / run_id).exists() else []
+    if nr_hugepages() != hugepages_before:
+        found.append(f"nr_hugepages {nr_hugepages()} != {hugepages_before}")
+    if list(Path("/var/run/dpdk").glob(f"vsb{run_id}l3f*")):
+        found.append("DPDK runtime dir of l3fwd")
+    return found
+
+
+@pytest.mark.parametrize("lookup", ["lpm", "em"])
+def test_l3fwd_process_forwards_only_what_its_routes_cover(tmp_path, lookup):
+    run_id = naming.new_run_id()
+    hp_before = nr_hugepages()
+    with veth_testbed(run_id, 2) as testbed, ResourceStack() as stack:
+        rig = PvpRig(testbed, stack, tmp_path, {"lookup": lookup})
+        rig.vnf.configure(TrafficProfile(64, flows=1, fields=SENT))
+        version = rig.vnf.version()
+        assert version["dpdk"].startswith("22.11") and "--lookup" in version["command_line"]
+        rig.vnf.trial_begin()
+        result = rig.blast(tmp_path, 20000, rate_pps=50000)
+        deltas = rig.vnf.trial_end()["ports"]
+        assert result.received >= 0.99 * result.sent, result
+        # l3fwd's own counters: port 0 saw what the switch delivered, port 1 sent it on
+        assert deltas[0]["rx_frames"] >= result.received and deltas[1]["tx_frames"] >= result.received
+        assert deltas[0]["rx_frames"] <= result.sent + 100  # + the odd kernel frame
+        # routes for other destinations: l3fwd sends our frames back where they came from
+        rig.vnf.configure(TrafficProfile(64, flows=1, fields=FlowFields(src_ip="10.0.0.1", dst_ip="10.7.0.1")))
+        assert rig.vnf.starts == 2
+        missed = rig.blast(tmp_path, 5000, rate_pps=50000)
+        assert missed.received <= 0.01 * missed.sent, missed
+        # the same routes again: l3fwd is not restarted
+        rig.vnf.configure(TrafficProfile(1518, flows=1, fields=FlowFields(src_ip="10.0.0.1", dst_ip="10.7.0.1")))
+        assert rig.vnf.starts == 2
+    assert left_behind(run_id, hp_before) == []
+
+
+def test_l3fwd_in_a_vm_forwards_and_is_torn_down(tmp_path):
+    from vsbench.system.vm.runner import missing_prerequisites
+
+    missing = missing_prerequisites()
+    if missing:
+        pytest.skip(f"VM: missing {missing[0][0]}")
+    run_id = naming.new_run_id()
+    hp_before = nr_hugepages()
+    with veth_testbed(run_id, 2) as testbed, ResourceStack() as stack:
+        rig = PvpRig(testbed, stack, tmp_path, {"mode": "vm", "vm": {"memory_backing": "hugepages"}})
+        assert rig.vnf.vm is not None and rig.vnf.vm.qemu_pid()
+        rig.vnf.configure(TrafficProfile(64, flows=1, fields=SENT))
+        facts = rig.vnf.version()
+        assert facts["vm_accelerator"] == "tcg" and facts["guest_kernel"]
+        rig.vnf.trial_begin()
+        slow = rig.blast(tmp_path, 4000, rate_pps=2000)
+        deltas = rig.vnf.trial_end()["ports"]
+        assert slow.received >= 0.95 * slow.sent, slow
+        assert deltas[1]["tx_frames"] >= slow.received
+        qemu = rig.vnf.vm.qemu_pid()
+        root = rig.vnf.vm.root
+    assert not Path(f"/proc/{qemu}").exists() and not root.exists()
+    assert left_behind(run_id, hp_before) == []
+
+
+_INTERRUPTED = textwrap.dedent("""
+    import sys, time
+    sys.path[:0] = {paths!r}
+    from pathlib import Path
+    from vsbench.system import naming
+    from vsbench.system.resources import ResourceStack
+    from test_vnf_l3fwd import PvpRig
+    from vswitch_helpers import veth_testbed
+    run_id = sys.argv[1]
+    with veth_testbed(run_id, 2) as testbed, ResourceStack() as stack:
+        rig = PvpRig(testbed, stack, Path(sys.argv[2]), {{"mode": "vm"}})
+        print("booted", rig.vnf.vm.qemu_pid(), rig.vnf.vm.root, flush=True)
+        time.sleep(600)
+""")
+
+
+def test_l3fwd_vm_is_torn_down_on_sigint(tmp_path):
+    from vsbench.system.vm.runner import missing_prerequisites
+
+    if missing_prerequisites():
+        pytest.skip("VM prerequisites missing")
+    run_id = naming.new_run_id()
+    hp_before = nr_hugepages()
+    here = str(Path(__file__).parent)
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED.format(paths=[here]), run_id, str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("booted"), line
+        _, qemu, root = line.split()
+        assert Path(f"/proc/{qemu}").exists()
+        os.kill(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert not Path(f"/proc/{qemu}").exists() and not Path(root).exists()
+    assert left_behind(run_id, hp_before) == []
