@@ -202,3 +202,34 @@ def missing_pieces() -> list[tuple[str, str]]:
         if not (DPDK_DRIVER_DIR / driver).exists():
             missing.append((f"DPDK driver {driver}", f"apt-get install {_driver_package(driver)}"))
     return missing
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``tools/vm-image PROGRAM...``: build (or find) the cached guest image carrying the
+    programs and print where it is and what is in it."""
+    import argparse
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(prog="tools/vm-image", description=__doc__.splitlines()[0])
+    parser.add_argument("programs", nargs="+", type=Path, help="binaries the guest carries (with their libraries)")
+    parser.add_argument("--kernel", default=None, help="kernel version under /boot (default: newest)")
+    parser.add_argument("--list", action="store_true", help="list every file in the image")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        image = ensure_image(args.programs, kernel_version=args.kernel)
+    except GuestImageError as exc:
+        print(f"vm-image: {exc}", file=sys.stderr)
+        return 2
+    print(f"kernel    {image.kernel} ({image.kernel_version})")
+    print(f"initramfs {image.initramfs} ({image.size_bytes / 1e6:.1f} MB, key {image.key}, "
+          f"{time.monotonic() - started:.1f} s)")
+    if args.list:
+        for name in sorted(guest_files(args.programs)):
+            print(f"  /{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
