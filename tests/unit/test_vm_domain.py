@@ -73,7 +73,7 @@ def test_driver_package_names():
 
 def test_qemu_conf_runs_as_root_without_relabelling(tmp_path):
     text = runner.qemu_conf(tmp_path)
-    assert 'security_driver = "none"' in text and f'hugetlbfs_mount = "{tmp_path}"' in text
+    assert 'user = "root"' in text and f'hugetlbfs_mount = "{tmp_path}"' in text
     assert "hugetlbfs_mount" not in runner.qemu_conf(None)
 
 

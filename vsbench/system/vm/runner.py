@@ -120,10 +120,10 @@ def _ensure_event_loop() -> None:
 
 
 def qemu_conf(hugetlbfs_mount: Path | None) -> str:
-    """The embedded driver's qemu.conf: QEMU runs as root, no SELinux/AppArmor labelling
-    and no file ownership changes (everything it touches is ours, under the root dir)."""
+    """The embedded driver's qemu.conf (``<root>/etc/qemu.conf``): QEMU runs as root and no
+    file changes owner (everything it touches is ours, under the root dir)."""
     lines = ['user = "root"', 'group = "root"', "dynamic_ownership = 0", "remember_owner = 0",
-             'security_driver = "none"', 'stdio_handler = "file"']
+             'stdio_handler = "file"']
     if hugetlbfs_mount is not None:
         lines.append(f'hugetlbfs_mount = "{hugetlbfs_mount}"')
     return "\n".join(lines) + "\n"
@@ -179,9 +179,8 @@ class VirtualMachine:
         huge_dir = None
         if cfg["memory_backing"] == "hugepages":
             huge_dir = self._hugepages(int(cfg["memory_mib"]), int(cfg["hugepage_size_kb"]))
-        conf_dir = self.root / "etc" / "qemu"
-        conf_dir.mkdir(parents=True)
-        (conf_dir / "qemu.conf").write_text(qemu_conf(huge_dir))
+        (self.root / "etc").mkdir()
+        (self.root / "etc" / "qemu.conf").write_text(qemu_conf(huge_dir))  # the embedded driver's
         self.stack.register("VM logs", self._keep_logs)
         pins = domains.vcpu_placement(int(cfg["vcpus"]), cfg["vcpu_cpus"])
         online = cpu.online_cpus()
@@ -202,6 +201,7 @@ class VirtualMachine:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         (self.log_dir / f"{self.name}.domain.xml").write_text(xml)
         _ensure_event_loop()
+        _seed_capabilities(self.root)
         started = time.monotonic()
         try:
             self._conn = libvirt.open(f"qemu:///embed?root={self.root}")
@@ -213,6 +213,7 @@ class VirtualMachine:
         except libvirt.libvirtError as exc:
             raise VmError(f"cannot start VM {self.domain_name}: {_one_line(exc)}") from None
         self.stack.register(f"domain {self.domain_name}", self._destroy)
+        _save_capabilities(self.root)
         log.info("VM %s started (pid %s), booting %s", self.domain_name, self.qemu_pid(), image.kernel_version)
         try:
             self.console = SerialConsole(self.spec.console_socket, self.log_dir / f"{self.name}.console.log")
@@ -290,6 +291,29 @@ class VirtualMachine:
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _capabilities_cache() -> Path:
+    from vsbench.system.vm.image import default_cache_dir
+
+    return default_cache_dir() / "libvirt-qemu-capabilities"
+
+
+def _seed_capabilities(root: Path) -> None:
+    """libvirt probes QEMU's capabilities (~4 s of QEMU runs) into ``<root>/cache``; it
+    checks a cached probe against QEMU's binary and its own version, so one kept from an
+    earlier run is reused safely."""
+    cache = _capabilities_cache()
+    if cache.is_dir():
+        with contextlib.suppress(OSError):
+            shutil.copytree(cache, root / "cache" / "qemu" / "capabilities", dirs_exist_ok=True)
+
+
+def _save_capabilities(root: Path) -> None:
+    probed = root / "cache" / "qemu" / "capabilities"
+    if probed.is_dir():
+        with contextlib.suppress(OSError):
+            shutil.copytree(probed, _capabilities_cache(), dirs_exist_ok=True)
+
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
