@@ -104,11 +104,15 @@ _event_loop_started = False
 def _ensure_event_loop() -> None:
     """The embedded driver needs a libvirt event loop running in this process."""
     global _event_loop_started
+    # libvirt's own log (warnings such as "tainted: high-privileges") would land on the
+    # run's console: errors only, and those become one-line VmErrors anyway
+    os.environ.setdefault("LIBVIRT_LOG_OUTPUTS", "1:file:/dev/null")
     import libvirt
 
     with _event_loop_lock:
         if _event_loop_started:
             return
+        libvirt.registerErrorHandler(lambda _ctx, _err: None, None)
         libvirt.virEventRegisterDefaultImpl()
 
         def loop() -> None:
