@@ -9,19 +9,19 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from vsbench.interfaces import FlowFields, PluginContext, PortSpec, TrafficProfile
+from vsbench.interfaces import FlowFields, TrafficProfile
 from vsbench.system import naming
 from vsbench.system.resources import ResourceStack
 from vsbench_plugins.vnf.l3fwd import L3fwd
 from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
 
 from run_helpers import processes_mentioning
-from vswitch_helpers import trafgen_blast, trafgen_config, veth_testbed
+from vswitch_helpers import PVP_WORK_ROOT as WORK_ROOT
+from vswitch_helpers import PvpRig, veth_testbed
 
 pytestmark = pytest.mark.integration
 
@@ -31,42 +31,12 @@ _missing = OvsDpdk.check_prerequisites({}) + L3fwd.check_prerequisites({})
 if _missing:
     pytest.skip(f"missing: {_missing[0]}", allow_module_level=True)
 
-WORK_ROOT = Path("/run/vsbench-test")
 #: The frames trafgen_config sends: 10.0.0.1 -> 10.1.0.1, UDP 1024 -> 1024.
 SENT = FlowFields(src_ip="10.0.0.1", dst_ip="10.1.0.1")
 
 
 def nr_hugepages() -> int:
     return int(Path("/proc/sys/vm/nr_hugepages").read_text())
-
-
-class PvpRig:
-    """testbed port 0 -> OvS -> l3fwd port 0 ... l3fwd port 1 -> OvS -> testbed port 1."""
-
-    def __init__(self, testbed, stack: ResourceStack, tmp_path: Path, settings: dict) -> None:
-        self.testbed = testbed
-        self.run_id = testbed.run_id
-        work = WORK_ROOT / self.run_id
-        self.switch = OvsDpdk(PluginContext(self.run_id, {}, tmp_path / "logs", stack,
-                                            dut_netns=testbed.dut_netns, work_dir=work))
-        self.switch.name = "ovs_dpdk"
-        stack.register("switch", self.switch.stop)
-        self.switch.start()
-        self.switch.add_bridge("br0")
-        phy = [self.switch.add_port("br0", PortSpec("physical", f"p{l.index}", iface=l.dut_iface))
-               for l in testbed.links]
-        self.vhost = [self.switch.add_port("br0", PortSpec("vhostuser", naming.iface_name(self.run_id, "u", i)))
-                      for i in range(2)]
-        self.switch.connect("br0", phy[0], self.vhost[0])
-        self.switch.connect("br0", self.vhost[1], phy[1])
-        self.vnf = L3fwd(PluginContext(self.run_id, settings, tmp_path / "logs", stack,
-                                       dut_netns=testbed.dut_netns, work_dir=work))
-        self.vnf.name = "l3fwd"
-        self.vnf.start(self.vhost)
-
-    def blast(self, tmp_path: Path, count: int, rate_pps: int | None = None):
-        cfg = trafgen_config(tmp_path / "udp.cfg", self.testbed.links[0].tg_mac, self.testbed.links[0].dut_mac)
-        return trafgen_blast(self.testbed, cfg, count, tx=0, rx=1, cpu=0, rate_pps=rate_pps)
 
 
 def left_behind(run_id: str, hugepages_before: int) -> list[str]:
@@ -137,8 +107,7 @@ _INTERRUPTED = textwrap.dedent("""
     from pathlib import Path
     from vsbench.system import naming
     from vsbench.system.resources import ResourceStack
-    from test_vnf_l3fwd import PvpRig
-    from vswitch_helpers import veth_testbed
+    from vswitch_helpers import PvpRig, veth_testbed
     run_id = sys.argv[1]
     with veth_testbed(run_id, 2) as testbed, ResourceStack() as stack:
         rig = PvpRig(testbed, stack, Path(sys.argv[2]), {{"mode": "vm"}})
