@@ -142,3 +142,16 @@ def test_missing_sources_stop_the_run_in_preflight_with_one_line(tmp_path):
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert "vnf l3fwd" in lines[0] and "apt-get install dpdk-doc" in lines[0]
     assert not results.exists()
+
+
+def test_patches_apply_once_to_debians_sources_and_refuse_others(tmp_path):
+    main = build.EXAMPLES_DIR / "l3fwd" / "main.c"
+    if not main.is_file():
+        pytest.skip("dpdk-doc not installed")
+    (tmp_path / "l3fwd").mkdir()
+    (tmp_path / "l3fwd" / "main.c").write_text(main.read_text())
+    build.apply_patches(tmp_path)
+    text = (tmp_path / "l3fwd" / "main.c").read_text()
+    assert text.count("dev_info.rx_offload_capa") >= 2
+    with pytest.raises(build.BuildError, match="cannot patch"):
+        build.apply_patches(tmp_path)  # already applied: the original text is gone
