@@ -2,8 +2,9 @@
 
 One forwarding lcore serves both ports' receive queues (``--config (0,0,C),(1,0,C)``); it
 is also the main lcore, which in l3fwd runs the same loop, so exactly one thread
-busy-polls. ``-P`` (promiscuous) because the frames are addressed to whoever the generator
-thinks is next, and ``--parse-ptype`` because virtio ports do not classify packets.
+busy-polls. ``--parse-ptype`` because virtio ports do not classify packets. No ``-P``:
+virtio-user ports refuse promiscuous mode (l3fwd then exits), and virtio ports deliver
+every frame the switch sends them anyway.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ def app_args(*, ports: int, lcore: int, lookup: str, rules_v4: Path, rules_v6: P
              extra: Sequence[str] = ()) -> list[str]:
     """The arguments after ``--``."""
     config = ",".join(f"({port},0,{lcore})" for port in range(ports))
-    args = ["-p", hex((1 << ports) - 1), "-P", "--config", config, "--parse-ptype",
+    args = ["-p", hex((1 << ports) - 1), "--config", config, "--parse-ptype",
             "--lookup", lookup, "--rule_ipv4", str(rules_v4), "--rule_ipv6", str(rules_v6)]
     for port, mac in enumerate(eth_dest):
         if mac:
