@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,18 @@ def nr_hugepages() -> int:
     return int(Path("/proc/sys/vm/nr_hugepages").read_text())
 
 
+def send_in_bursts(rig, tmp_path, bursts: int = 5, frames: int = 500):
+    """``bursts`` bursts of ``frames`` (fewer than a vhost-user ring holds), 0.2 s apart:
+    the OvS PMD and l3fwd's lcore share a CPU here, and a longer burst at trafgen's speed
+    overflows the ring while l3fwd waits for its time slice. Returns (sent, received)."""
+    sent = received = 0
+    for _ in range(bursts):
+        result = rig.blast(tmp_path, frames)
+        sent, received = sent + result.sent, received + result.received
+        time.sleep(0.2)
+    return sent, received
+
+
 def left_behind(run_id: str, hugepages_before: int) -> list[str]:
     found = processes_mentioning(f"vsb{run_id}", f"vsb-{run_id}")
     found += [str(p) for p in (WORK_ROOT / run_id).glob("vsb-*")] if (WORK_ROOT / run_id).exists() else []
@@ -59,17 +72,20 @@ def test_l3fwd_process_forwards_only_what_its_routes_cover(tmp_path, lookup):
         version = rig.vnf.version()
         assert version["dpdk"].startswith("22.11") and "--lookup" in version["command_line"]
         rig.vnf.trial_begin()
-        result = rig.blast(tmp_path, 20000, rate_pps=50000)
+        sent, received = send_in_bursts(rig, tmp_path)
         deltas = rig.vnf.trial_end()["ports"]
-        assert result.received >= 0.99 * result.sent, result
+        assert received >= 0.99 * sent, (sent, received)
         # l3fwd's own counters: port 0 saw what the switch delivered, port 1 sent it on
-        assert deltas[0]["rx_frames"] >= result.received and deltas[1]["tx_frames"] >= result.received
-        assert deltas[0]["rx_frames"] <= result.sent + 100  # + the odd kernel frame
+        assert deltas[0]["rx_frames"] >= received and deltas[1]["tx_frames"] >= received
+        assert deltas[0]["rx_frames"] <= sent + 100  # + the odd kernel frame
         # routes for other destinations: l3fwd sends our frames back where they came from
         rig.vnf.configure(TrafficProfile(64, flows=1, fields=FlowFields(src_ip="10.0.0.1", dst_ip="10.7.0.1")))
         assert rig.vnf.starts == 2
-        missed = rig.blast(tmp_path, 5000, rate_pps=50000)
-        assert missed.received <= 0.01 * missed.sent, missed
+        rig.vnf.trial_begin()
+        sent, received = send_in_bursts(rig, tmp_path)
+        back = rig.vnf.trial_end()["ports"]
+        assert received <= 0.01 * sent, (sent, received)
+        assert back[0]["tx_frames"] >= 0.99 * sent  # out of the port they came in on
         # the same routes again: l3fwd is not restarted
         rig.vnf.configure(TrafficProfile(1518, flows=1, fields=FlowFields(src_ip="10.0.0.1", dst_ip="10.7.0.1")))
         assert rig.vnf.starts == 2
@@ -91,10 +107,10 @@ def test_l3fwd_in_a_vm_forwards_and_is_torn_down(tmp_path):
         facts = rig.vnf.version()
         assert facts["vm_accelerator"] == "tcg" and facts["guest_kernel"]
         rig.vnf.trial_begin()
-        slow = rig.blast(tmp_path, 4000, rate_pps=2000)
+        sent, received = send_in_bursts(rig, tmp_path, bursts=4, frames=200)
         deltas = rig.vnf.trial_end()["ports"]
-        assert slow.received >= 0.95 * slow.sent, slow
-        assert deltas[1]["tx_frames"] >= slow.received
+        assert received >= 0.95 * sent, (sent, received)
+        assert deltas[1]["tx_frames"] >= received
         qemu = rig.vnf.vm.qemu_pid()
         root = rig.vnf.vm.root
     assert not Path(f"/proc/{qemu}").exists() and not root.exists()

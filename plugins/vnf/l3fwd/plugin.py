@@ -229,7 +229,28 @@ class L3fwd(Vnf):
             if time.monotonic() > deadline:
                 raise PluginError(f"l3fwd did not start forwarding within {self.cfg['start_timeout_s']} s; see {log_path}")
             time.sleep(0.1)
+        self._wait_links_up(deadline)
         log.info("l3fwd (%s, %d rules) forwarding, pid %d", self.tables.lookup, self.tables.rules, self.proc.pid)
+
+    def _wait_links_up(self, deadline: float) -> None:
+        """l3fwd enters its loop before the switch has finished the vhost-user handshake
+        (frames sent then are lost, seen: a whole first trial): wait until telemetry
+        answers and every port's link is up."""
+        pending = set(range(len(self.ports)))
+        while pending:
+            for index in sorted(pending):
+                try:
+                    status = (self._telemetry(f"/ethdev/link_status,{index}") or {}).get("status")
+                except (dpdk.DpdkAppError, vm.ConsoleError, ValueError):
+                    status = None
+                if status == "UP":
+                    pending.discard(index)
+            if not pending:
+                return
+            if time.monotonic() > deadline:
+                raise PluginError(f"l3fwd: the link of port(s) {sorted(pending)} did not come up "
+                                  f"within {self.cfg['start_timeout_s']} s (vhost-user handshake with the switch)")
+            time.sleep(0.1)
 
     def _stop_process(self) -> None:
         if self.proc is not None:
@@ -284,6 +305,7 @@ class L3fwd(Vnf):
             if time.monotonic() > deadline:
                 raise PluginError("l3fwd in the VM did not start forwarding in time")
             time.sleep(1.0)
+        self._wait_links_up(deadline)
         log.info("l3fwd in VM %s (%s, %d rules) forwarding", self.vm.domain_name, self.tables.lookup, self.tables.rules)
 
     def _stop_guest(self) -> None:
