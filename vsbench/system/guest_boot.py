@@ -100,9 +100,11 @@ def cpio_entry(name: str, mode: int, data: bytes = b"", ino: int = 0) -> bytes:
     return out
 
 
-def cpio_archive(directories: Iterable[str], files: Iterable[tuple[str, int, bytes]]) -> bytes:
-    """A whole archive: ``directories`` (created 0755, parents first) then ``files`` as
-    ``(path, mode, data)`` (mode without the file-type bits), then the trailer."""
+def cpio_archive(directories: Iterable[str], files: Iterable[tuple[str, int, bytes]],
+                 symlinks: Iterable[tuple[str, str]] = ()) -> bytes:
+    """A whole archive: ``directories`` (created 0755, parents first), ``files`` as
+    ``(path, mode, data)`` (mode without the file-type bits), ``symlinks`` as
+    ``(path, target)``, then the trailer."""
     entries: list[bytes] = []
     ino = 1
     for directory in directories:
@@ -110,6 +112,9 @@ def cpio_archive(directories: Iterable[str], files: Iterable[tuple[str, int, byt
         ino += 1
     for path, mode, data in files:
         entries.append(cpio_entry(path, 0o100000 | mode, data, ino=ino))
+        ino += 1
+    for path, target in symlinks:
+        entries.append(cpio_entry(path, 0o120777, target.encode(), ino=ino))
         ino += 1
     entries.append(cpio_entry("TRAILER!!!", 0))
     return b"".join(entries)

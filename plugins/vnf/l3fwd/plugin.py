@@ -297,7 +297,7 @@ class L3fwd(Vnf):
         self.starts += 1
         deadline = time.monotonic() + float(self.cfg["start_timeout_s"]) * 4  # TCG
         while True:
-            out = console.command("cat /tmp/l3fwd.log; pidof l3fwd || echo L3FWD-GONE", timeout_s=60)
+            out = console.command("cat /tmp/l3fwd.log; pidof l3fwd >/dev/null || echo L3FWD-GONE", timeout_s=60)
             if READY_TEXT in out:
                 break
             if "L3FWD-GONE" in out:

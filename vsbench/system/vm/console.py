@@ -20,6 +20,10 @@ import pexpect.fdpexpect
 from vsbench.system.vm.image import PROMPT
 
 
+#: The output marker of :meth:`SerialConsole.command`, in two quoted halves.
+MARK_HEAD, MARK_TAIL = "'__VSB_OUT'", "'PUT__'"
+
+
 class ConsoleError(Exception):
     """The guest did not answer as expected in time; one line with the console's last words."""
 
@@ -52,14 +56,16 @@ class SerialConsole:
         self.child.sendline(line)
 
     def command(self, line: str, timeout_s: float = 30.0) -> str:
-        """Run one shell command in the guest and return its output (echo and prompt cut)."""
-        self.child.sendline(line)
+        """Run one shell command in the guest and return what it printed.
+
+        The console echoes the command (wrapped at the terminal's width, with escape
+        sequences of busybox's line editor), so the output is taken after a marker the
+        command prints first: written split in two, the echo never contains it whole."""
+        self.child.sendline(f"printf '%s\\n' {MARK_HEAD}{MARK_TAIL}; {line}")
         self.expect(PROMPT, timeout_s)
         text = self.child.before.replace("\r", "")
-        lines = text.split("\n")
-        if lines and lines[0].strip().endswith(line.strip()[:40]):
-            lines = lines[1:]  # the echo of the command
-        return "\n".join(lines).strip()
+        marker = MARK_HEAD.strip("'") + MARK_TAIL.strip("'") + "\n"
+        return text.rsplit(marker, 1)[-1].strip() if marker in text else text.strip()
 
     def tail(self, chars: int = 300) -> str:
         before = self.child.before if isinstance(self.child.before, str) else ""

@@ -47,6 +47,8 @@ HINT = "apt-get install linux-image-amd64 busybox-static kmod"
 INIT_SCRIPT = f"""#!/bin/busybox sh
 # /init of a vsbench VNF guest (vsbench/system/vm/image.py).
 /bin/busybox --install -s /bin
+# the initramfs root is world-writable; DPDK's EAL refuses to load drivers below such a dir
+chmod 0755 /
 export PATH=/bin:/usr/bin:/usr/sbin:/sbin
 export LD_LIBRARY_PATH={GUEST_LIBRARY_PATH}
 mount -t devtmpfs dev /dev
@@ -67,6 +69,10 @@ export PS1='{PROMPT}'
 echo {READY_MARK}
 while true; do setsid cttyhack sh; done
 """
+
+
+#: Bump when the archive's layout changes (part of the cache key).
+IMAGE_LAYOUT = "2: files at real paths, other names symlinks"
 
 
 class GuestImageError(Exception):
@@ -114,17 +120,18 @@ def guest_files(programs: Sequence[Path], drivers: Sequence[str] = GUEST_DPDK_DR
     """Guest path (relative) -> host file to copy there, for the programs, the DPDK
     drivers and the closure of their libraries."""
     files: dict[str, Path] = {}
-    binaries = [Path(p) for p in programs]
+    binaries = [(str(p).lstrip("/"), Path(p)) for p in programs]
     for driver in drivers:
         path = driver_dir / driver
         if not path.exists():
             raise GuestImageError(f"DPDK driver {path} missing (apt-get install "
                                   f"{_driver_package(driver)})")
-        binaries.append(path)
-    for binary in binaries:
+        # the EAL loads "*.so" and "*.so.<ABI>.0" from its driver dir, not "*.so.23"
+        binaries.append((str(driver_dir / (driver.split(".so")[0] + ".so")).lstrip("/"), path))
+    for name, binary in binaries:
         if not binary.is_file():
             raise GuestImageError(f"{binary} not found")
-        files[str(binary).lstrip("/")] = binary
+        files[name] = binary
         for lib in shared_libraries(binary):
             files.setdefault(str(lib).lstrip("/"), lib)
     return files
@@ -149,11 +156,22 @@ def build_initramfs(files: Mapping[str, Path], modules: Sequence[Path], busybox:
     """The uncompressed newc archive: /init, busybox, modules, then every file."""
     entries = [("init", 0o755, init_script.encode()), ("bin/busybox", 0o755, busybox.read_bytes())]
     entries += [(f"modules/{i:02d}-{m.name}", 0o644, m.read_bytes()) for i, m in enumerate(modules)]
+    links = []
+    stored: set[str] = set()
+    # Each library is stored once, at its real path, and every other name ldd or the EAL
+    # uses for it is a symlink: the dynamic loader then sees one file (one inode), never
+    # two copies of a DPDK driver that would both register themselves (the EAL aborts).
     for name, path in sorted(files.items()):
-        entries.append((name, 0o755 if os.access(path, os.X_OK) else 0o644, path.read_bytes()))
+        real = str(path.resolve()).lstrip("/")
+        if real not in stored:
+            stored.add(real)
+            entries.append((real, 0o755 if os.access(path, os.X_OK) else 0o644, path.read_bytes()))
+        if name != real:
+            links.append((name, "/" + real))
     fixed = ["bin", "dev", "proc", "sys", "modules", "tmp", "run", "var", "var/run", "usr", "usr/bin", "sbin"]
-    directories = list(dict.fromkeys(fixed + guest_boot.parent_dirs(name for name, _, _ in entries)))
-    return guest_boot.cpio_archive(directories, entries)
+    names = [name for name, _, _ in entries] + [name for name, _ in links]
+    directories = list(dict.fromkeys(fixed + guest_boot.parent_dirs(names)))
+    return guest_boot.cpio_archive(directories, entries, sorted(set(links)))
 
 
 def default_cache_dir() -> Path:
@@ -173,7 +191,7 @@ def ensure_image(programs: Sequence[Path], *, cache_dir: Path | None = None,
         raise GuestImageError(str(exc)) from None
     files = guest_files(programs)
     key = _digest([*files.items(), ("bin/busybox", busybox), *((f"m/{m.name}", m) for m in modules)],
-                  INIT_SCRIPT.encode() + version.encode())
+                  INIT_SCRIPT.encode() + version.encode() + IMAGE_LAYOUT.encode())
     cache = cache_dir or default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     target = cache / f"initramfs-{version}-{key}.cpio"

@@ -82,10 +82,10 @@ def missing_prerequisites() -> list[tuple[str, str]]:
     """``(what, remedy)`` for what a VM needs that this host lacks (no side effects)."""
     from vsbench.system.vm import image
 
+    import importlib.util
+
     missing = []
-    try:
-        import libvirt  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("libvirt") is None:  # not imported: see _ensure_event_loop
         missing.append(("Python module libvirt", "pip install 'vsbench[vm]' (needs libvirt-dev, "
                                                  "pkg-config, gcc, python3-dev to build)"))
     if not LIBVIRT_QEMU_DRIVER.is_file():
