@@ -54,7 +54,8 @@ def send_in_bursts(rig, tmp_path, bursts: int = 5, frames: int = 500):
 
 def left_behind(run_id: str, hugepages_before: int) -> list[str]:
     found = processes_mentioning(f"vsb{run_id}", f"vsb-{run_id}")
-    found += [str(p) for p in (WORK_ROOT / run_id).glob("vsb-*")] if (WORK_ROOT / run_id).exists() else []
+    if (WORK_ROOT / run_id).exists():
+        found.append(f"{WORK_ROOT / run_id}: {sorted(p.name for p in (WORK_ROOT / run_id).iterdir())}")
     if nr_hugepages() != hugepages_before:
         found.append(f"nr_hugepages {nr_hugepages()} != {hugepages_before}")
     if list(Path("/var/run/dpdk").glob(f"vsb{run_id}l3f*")):

@@ -208,6 +208,13 @@ def trafgen_blast(testbed: Testbed, cfg: Path, count: int, tx: int = 0, rx: int 
 PVP_WORK_ROOT = Path("/run/vsbench-test")
 
 
+def _rmdir_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
 class PvpRig:
     """testbed port 0 -> OvS -> l3fwd port 0 ... l3fwd port 1 -> OvS -> testbed port 1."""
 
@@ -215,6 +222,8 @@ class PvpRig:
         self.testbed = testbed
         self.run_id = testbed.run_id
         work = PVP_WORK_ROOT / self.run_id
+        work.mkdir(parents=True, exist_ok=True)
+        stack.register(f"work dir {work}", _rmdir_if_empty, work)  # after everything in it
         from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
 
         self.switch = OvsDpdk(PluginContext(self.run_id, {}, tmp_path / "logs", stack,
