@@ -27,8 +27,10 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from vsbench.interfaces import PluginError, Prerequisite, SwitchPort, TrafficProfile, Vnf
-from vsbench.interfaces import dpdk, vm
+from vsbench.interfaces import API_VERSION, PluginError, Prerequisite, ResourceStack, SwitchPort, TrafficProfile, Vnf
+from vsbench.interfaces import commands
+from vsbench.interfaces.host import dpdk_app as dpdk
+from vsbench.interfaces.host import vm
 
 from vsbench_plugins.vnf.l3fwd import build, command, routes
 
@@ -80,20 +82,24 @@ class L3fwd(Vnf):
     """DPDK l3fwd on vhost-user ports, as a process or in a VM."""
 
     description: ClassVar[str] = "DPDK l3fwd (LPM or exact match) on vhost-user ports, process or VM"
+    api_version: ClassVar[str] = API_VERSION
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+    #: a VM boots under TCG in start() (~10-60 s on a loaded 2-core host) and l3fwd starts
+    #: in it at configure(); both get more than the run's default deadlines
+    deadlines_s: ClassVar[dict[str, float]] = {"start": 900.0, "configure": 900.0}
     #: the deployments' question: which switch ports l3fwd attaches to
     port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.cfg = with_defaults(context.settings)
-        self.stack = dpdk.ResourceStack()
+        self.stack = ResourceStack()
         self.ports: list[SwitchPort] = []
         self.built: build.L3fwdBuild | None = None
         self.run_dir: Path | None = None
         self.argv: list[str] = []
         self.tables: routes.Tables | None = None
-        self.proc: dpdk.ManagedProcess | None = None
+        self.proc: commands.ManagedProcess | None = None
         self.memory: dpdk.DpdkMemory | None = None
         self.vm: vm.VirtualMachine | None = None
         #: set by start(): instance number within the run (pvvp has two l3fwd)
@@ -218,7 +224,7 @@ class L3fwd(Vnf):
         (self.run_dir / "routes.v4").write_text(self.tables.ipv4_text())
         (self.run_dir / "routes.v6").write_text(self.tables.ipv6_text())
         log_path = Path(self.context.log_dir) / f"l3fwd{self.instance}.{self.starts}.log"
-        self.proc = dpdk.spawn(self.argv, netns=self.context.dut_netns, log_path=log_path)
+        self.proc = commands.spawn(self.argv, netns=self.context.dut_netns, log_path=log_path)
         self.starts += 1
         self.stack.register(f"l3fwd pid {self.proc.pid}", self._stop_process)
         deadline = time.monotonic() + float(self.cfg["start_timeout_s"])

@@ -1,4 +1,4 @@
-"""VNFs in VMs, for plugins (part of the plugin contract): a plugin with a ``vm`` mode embeds
+"""VNFs in VMs (vsbench/system/vm), for plugins: a plugin with a ``vm`` mode embeds
 :data:`VM_SETTINGS_SCHEMA` as its ``vm`` setting, builds its guest image with
 :func:`ensure_image` (its program and the DPDK libraries it needs), boots a
 :class:`VirtualMachine` on the switch's vhost-user sockets and drives its program over
