@@ -80,3 +80,32 @@ def test_qemu_conf_runs_as_root_without_relabelling(tmp_path):
 def test_vm_settings_defaults():
     cfg = runner.vm_defaults({"vcpus": 1})
     assert cfg["vcpus"] == 1 and cfg["memory_backing"] == "memfd" and cfg["boot_timeout_s"] > 0
+
+
+def test_cleanup_of_a_killed_run_ends_only_its_own_qemu(tmp_path):
+    """``vsbench cleanup`` after kill -9: the VM dir's pid file names a process; it is
+    ended only if its command line names that dir, and the dir goes."""
+    import subprocess
+    import sys
+
+    root = tmp_path / runner.root_dir_name("abc123", "l3fwd0")
+    (root / "run" / "qemu").mkdir(parents=True)
+    ours = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(root)])
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (root / "run" / "qemu" / "vsbabc123l3fwd0.pid").write_text(f"{ours.pid}\n")
+        other = tmp_path / runner.root_dir_name("abc123", "l3fwd1")
+        (other / "run" / "qemu").mkdir(parents=True)
+        (other / "run" / "qemu" / "x.pid").write_text(f"{stranger.pid}\n")
+        done = runner.cleanup_dead_run("abc123", [tmp_path])
+        ours.wait(timeout=10)  # killed (and already reaped by the cleanup: no status left)
+        assert not Path(f"/proc/{ours.pid}").exists()
+        assert stranger.poll() is None  # its command line does not name the VM's dir
+        assert not root.exists() and not other.exists()
+        assert any(f"killed QEMU {ours.pid}" in line for line in done)
+        assert runner.cleanup_dead_run("ffffff", [tmp_path]) == []
+    finally:
+        for proc in (ours, stranger):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
