@@ -155,3 +155,22 @@ def test_patches_apply_once_to_debians_sources_and_refuse_others(tmp_path):
     assert text.count("dev_info.rx_offload_capa") >= 2
     with pytest.raises(build.BuildError, match="cannot patch"):
         build.apply_patches(tmp_path)  # already applied: the original text is gone
+
+
+def test_pvp_family_configures_every_vnf_with_the_profile_it_sends():
+    from vsbench.deployment.pvp import Pvvp
+    from vsbench.system.resources import ResourceStack
+
+    class Recorder:
+        def __init__(self):
+            self.seen = []
+
+        def configure(self, p):
+            self.seen.append(p)
+
+    deployment = Pvvp(run_id="abc123", config={}, resources=ResourceStack(), generator=None,
+                      make_vswitch=lambda netns: None)
+    deployment.vnfs = [Recorder(), Recorder()]
+    sent = profile(flows=10)
+    assert deployment.profile(sent) is sent
+    assert [v.seen for v in deployment.vnfs] == [[sent], [sent]]
