@@ -156,3 +156,25 @@ def test_l3fwd_vm_is_torn_down_on_sigint(tmp_path):
             proc.wait()
     assert not Path(f"/proc/{qemu}").exists() and not Path(root).exists()
     assert left_behind(run_id, hp_before) == []
+
+
+def test_testpmd_in_a_vm_forwards_and_is_torn_down(tmp_path):
+    """The VM runner is generic: testpmd (its plugin, mode vm) runs in the same kind of VM."""
+    from vsbench.system.vm.runner import missing_prerequisites
+    from vsbench_plugins.vnf.testpmd import Testpmd
+
+    if missing_prerequisites() or Testpmd.check_prerequisites({"mode": "vm"}):
+        pytest.skip("VM or testpmd prerequisites missing")
+    run_id = naming.new_run_id()
+    hp_before = nr_hugepages()
+    with veth_testbed(run_id, 2) as testbed, ResourceStack() as stack:
+        rig = PvpRig(testbed, stack, tmp_path, {"mode": "vm"}, vnf_class=Testpmd)
+        assert rig.vnf.vm is not None and rig.vnf.version()["vm_accelerator"] == "tcg"
+        rig.vnf.trial_begin()
+        sent, received = send_in_bursts(rig, tmp_path, bursts=4, frames=200)
+        ports = rig.vnf.trial_end()["ports"]
+        assert received >= 0.95 * sent, (sent, received)
+        assert ports[0]["rx_frames"] >= received and ports[1]["tx_frames"] >= received
+        qemu, root = rig.vnf.vm.qemu_pid(), rig.vnf.vm.root
+    assert not Path(f"/proc/{qemu}").exists() and not root.exists()
+    assert left_behind(run_id, hp_before) == []

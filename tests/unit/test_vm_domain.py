@@ -109,3 +109,15 @@ def test_cleanup_of_a_killed_run_ends_only_its_own_qemu(tmp_path):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_testpmd_in_a_guest_names_the_vm_nics_not_vdevs():
+    from vsbench_plugins.vnf.testpmd import argv as argvs
+    from vsbench_plugins.vnf.testpmd.guest import guest_argv
+
+    launch = argvs.TestpmdLaunch(binary="/usr/bin/dpdk-testpmd", ports=(argvs.VirtioUserPort(Path("/s0")),
+                                 argvs.VirtioUserPort(Path("/s1"))), file_prefix="vsbx", memory_mb=128)
+    argv = guest_argv(launch, 2)
+    assert argv[argv.index("-a") + 1] == "0000:00:10.0" and argv.count("-a") == 2
+    assert "--vdev" not in argv and "--no-pci" not in argv and "-i" in argv
+    assert argv[argv.index("--lcores") + 1] == "0@0,1@1"
