@@ -174,6 +174,7 @@ class VirtualMachine:
         if missing:
             what, remedy = missing[0]
             raise VmError(f"cannot start a VM: missing {what} ({remedy})")
+        _ensure_event_loop()  # first: it also keeps libvirt's log off the console
         import libvirt
 
         self.image = image
