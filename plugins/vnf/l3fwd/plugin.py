@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces import API_VERSION, PluginError, Prerequisite, ResourceStack, SwitchPort, TrafficProfile, Vnf
 from vsbench.interfaces import commands
+from vsbench.interfaces.host import cpu as host_cpu
 from vsbench.interfaces.host import dpdk_app as dpdk
 from vsbench.interfaces.host import vm
 
@@ -390,9 +391,10 @@ class L3fwd(Vnf):
 
     def busy_poll_cpus(self) -> dict[str, set[int]]:
         """The host CPUs l3fwd's lcore (process) or the VM's vCPUs (TCG threads) poll on."""
-        if self.vm is not None:
+        if self.cfg["mode"] == "vm":
+            # the vCPU running the lcore busy-polls; unpinned, it may land on any CPU
             pins = self.cfg["vm"]["vcpu_cpus"]
-            return {"l3fwd VM vCPUs": set(pins)} if pins else {}
+            return {f"l3fwd{self.instance} VM vCPUs": set(pins) if pins else host_cpu.online_cpus()}
         return {"l3fwd lcore": {int(self.cfg["lcore_cpu"])}}
 
 

@@ -378,9 +378,9 @@ class Testpmd(Vnf):
         return {"ports": statsmod.ports_document(self.port_counters()), "forward_mode": self.cfg["forward_mode"]}
 
     def busy_poll_cpus(self) -> dict[str, set[int]]:
-        if self.cfg["mode"] == "vm":  # the VM's vCPU threads, where pinned
+        if self.cfg["mode"] == "vm":  # the vCPU running the lcore; unpinned, it may land anywhere
             pins = vm_defaults(self.cfg.get("vm"))["vcpu_cpus"]
-            return {f"testpmd{self.instance} VM vCPUs": set(pins)} if pins else {}
+            return {f"testpmd{self.instance} VM vCPUs": set(pins) if pins else cpu.online_cpus()}
         cpus = set(self.launch.forward_cpus) if self.launch else set(forward_cpus(self.cfg, cpu.online_cpus()))
         return {f"testpmd{self.instance} lcores": cpus}
 
