@@ -178,3 +178,24 @@ def test_testpmd_in_a_vm_forwards_and_is_torn_down(tmp_path):
         qemu, root = rig.vnf.vm.qemu_pid(), rig.vnf.vm.root
     assert not Path(f"/proc/{qemu}").exists() and not root.exists()
     assert left_behind(run_id, hp_before) == []
+
+
+def test_pvp_tput_with_l3fwd_end_to_end(tmp_path):
+    """``vsbench --test pvp_tput --vswitch ovs_dpdk --vnf l3fwd``: an NDR with l3fwd's own
+    counters beside the generator's, its command line in sysinfo.json, nothing left."""
+    import json
+
+    from run_helpers import assert_reproducible_and_clean, build_plans, run
+
+    outcome = run(tmp_path, build_plans("pvp_tput", "ovs_dpdk", "frame_sizes=[64];trial_duration=1;warmup_s=1;"
+                                        "relative_width=0.2;latency.enabled=false", vnf="l3fwd"))
+    assert outcome.code == 0, outcome.console
+    [test] = outcome.results()["tests"]
+    assert test["vnf"] == "l3fwd" and test["switching_operations"] == 2
+    point = test["frame_sizes"][0]["points"][0]
+    assert point["loss_ratio"] == 0.0 and point["throughput_fps"] > 0
+    assert "vnf l3fwd#0: rx" in outcome.console
+    plugins = json.loads((outcome.run_dir / "sysinfo.json").read_text())["plugins"]
+    [l3fwd] = [p for p in plugins if p["name"] == "l3fwd"]
+    assert "--lookup lpm" in l3fwd["versions"]["command_line"] and l3fwd["versions"]["dpdk"].startswith("22.11")
+    assert_reproducible_and_clean(outcome)
