@@ -19,11 +19,13 @@ ends it by its pid file (only if its command line names the run's directory).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
 import shutil
 import signal
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -133,6 +135,49 @@ def qemu_conf(hugetlbfs_mount: Path | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+_driver_lock = threading.Lock()
+_driver_root: Path | None = None
+_driver_hugetlbfs: Path | None = None
+DRIVER_ROOT_PREFIX = "vsb-libvirt-"
+
+
+def embedded_driver_root(hugepage_size_kb: int | None) -> Path:
+    """The root of this process's embedded QEMU driver, made on first use.
+
+    libvirt initialises its embedded driver once per process, with one root: a second
+    root is refused ("already open with path ..."). Every VM of the process therefore
+    shares ``<tmp>/vsb-libvirt-<pid>`` (configuration, QEMU's pid files and logs, probed
+    capabilities), while each VM's own files -- console socket, hugepage record -- live in
+    its run's directory and go with the VM. The root (and its hugetlbfs mount, made when
+    the first VM asks for hugepage backing: the driver reads its mount once) is removed
+    when the process exits; ``vsbench cleanup`` removes that of a killed process."""
+    global _driver_root, _driver_hugetlbfs
+    with _driver_lock:
+        if _driver_root is None:
+            root = Path(tempfile.gettempdir()) / f"{DRIVER_ROOT_PREFIX}{os.getpid()}"
+            (root / "etc").mkdir(parents=True, exist_ok=True)
+            mount = None
+            if hugepage_size_kb:
+                try:
+                    mount = hugepages.mount_private(root / "hugepages", ResourceStack(), page_size_kb=hugepage_size_kb)
+                except hugepages.HugepageError as exc:
+                    raise VmError(str(exc)) from None
+            (root / "etc" / "qemu.conf").write_text(qemu_conf(mount))
+            _seed_capabilities(root)
+            atexit.register(_remove_driver_root, root)
+            _driver_root, _driver_hugetlbfs = root, mount
+        elif hugepage_size_kb and _driver_hugetlbfs is None:
+            raise VmError("libvirt's embedded driver of this process started without hugepage backing (it reads "
+                          "its configuration once per process): use vm.memory_backing: memfd here, or hugepages "
+                          "for every VM of the run")
+        return _driver_root
+
+
+def _remove_driver_root(root: Path) -> None:
+    with contextlib.suppress(Exception):
+        _remove_tree(root)
+
+
 def root_dir_name(run_id: str, name: str) -> str:
     return f"vsb-{run_id}-vm-{name}"
 
@@ -164,6 +209,7 @@ class VirtualMachine:
         self.spec: domains.DomainSpec | None = None
         self._conn: Any = None
         self._dom: Any = None
+        self.driver_root: Path | None = None
         resources.register(f"VM {self.domain_name}", self.stop)
 
     # ------------------------------------------------------------------ lifecycle
@@ -181,11 +227,10 @@ class VirtualMachine:
         cfg = self.settings
         self.root.mkdir(parents=True, exist_ok=False)
         self.stack.register(f"VM dir {self.root}", _remove_tree, self.root)
-        huge_dir = None
         if cfg["memory_backing"] == "hugepages":
-            huge_dir = self._hugepages(int(cfg["memory_mib"]), int(cfg["hugepage_size_kb"]))
-        (self.root / "etc").mkdir()
-        (self.root / "etc" / "qemu.conf").write_text(qemu_conf(huge_dir))  # the embedded driver's
+            self._hugepages(int(cfg["memory_mib"]), int(cfg["hugepage_size_kb"]))
+        driver_root = embedded_driver_root(int(cfg["hugepage_size_kb"]) if cfg["memory_backing"] == "hugepages" else None)
+        self.driver_root = driver_root
         self.stack.register("VM logs", self._keep_logs)
         pins = domains.vcpu_placement(int(cfg["vcpus"]), cfg["vcpu_cpus"])
         online = cpu.online_cpus()
@@ -205,11 +250,9 @@ class VirtualMachine:
         xml = domains.domain_xml(self.spec)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         (self.log_dir / f"{self.name}.domain.xml").write_text(xml)
-        _ensure_event_loop()
-        _seed_capabilities(self.root)
         started = time.monotonic()
         try:
-            self._conn = libvirt.open(f"qemu:///embed?root={self.root}")
+            self._conn = libvirt.open(f"qemu:///embed?root={driver_root}")
         except libvirt.libvirtError as exc:
             raise VmError(f"libvirt embedded QEMU driver: {_one_line(exc)}") from None
         self.stack.register("libvirt connection", self._close_connection)
@@ -218,7 +261,10 @@ class VirtualMachine:
         except libvirt.libvirtError as exc:
             raise VmError(f"cannot start VM {self.domain_name}: {_one_line(exc)}") from None
         self.stack.register(f"domain {self.domain_name}", self._destroy)
-        _save_capabilities(self.root)
+        _save_capabilities(driver_root)
+        pid = self.qemu_pid()
+        if pid is not None:  # beside the VM's own files, for vsbench cleanup after kill -9
+            (self.root / "qemu.pid").write_text(f"{pid}\n")
         log.info("VM %s started (pid %s), booting %s", self.domain_name, self.qemu_pid(), image.kernel_version)
         try:
             self.console = SerialConsole(self.spec.console_socket, self.log_dir / f"{self.name}.console.log")
@@ -236,12 +282,12 @@ class VirtualMachine:
 
     # ------------------------------------------------------------------ pieces
 
-    def _hugepages(self, memory_mib: int, page_kb: int) -> Path:
-        record = self.root / HUGEPAGE_RECORD
+    def _hugepages(self, memory_mib: int, page_kb: int) -> None:
+        """Pages for the guest RAM (given back at teardown); QEMU takes them from the
+        process's embedded driver's hugetlbfs mount."""
         try:
             hugepages.reserve(hugepages.pages_for_mb(memory_mib, page_kb), self.stack,
-                              page_size_kb=page_kb, record=record)
-            return hugepages.mount_private(self.root / "hugepages", self.stack, page_size_kb=page_kb, record=record)
+                              page_size_kb=page_kb, record=self.root / HUGEPAGE_RECORD)
         except hugepages.HugepageError as exc:
             raise VmError(str(exc)) from None
 
@@ -266,14 +312,17 @@ class VirtualMachine:
 
     def _keep_logs(self) -> None:
         """QEMU's own log (command line, errors) into the run's logs before the dir goes."""
-        for path in (self.root / "log" / "qemu").glob("*.log"):
-            with contextlib.suppress(OSError):
-                shutil.copyfile(path, self.log_dir / f"{self.name}.qemu.log")
+        path = self.driver_root / "log" / "qemu" / f"{self.domain_name}.log"
+        with contextlib.suppress(OSError):
+            shutil.copyfile(path, self.log_dir / f"{self.name}.qemu.log")
+            path.unlink()
 
     # ------------------------------------------------------------------ facts
 
     def qemu_pid(self) -> int | None:
-        return _read_pid(self.root / "run" / "qemu" / f"{self.domain_name}.pid")
+        if self.driver_root is None:
+            return None
+        return _read_pid(self.driver_root / "run" / "qemu" / f"{self.domain_name}.pid")
 
     def vcpu_threads(self) -> list[tuple[int, int, str]]:
         """``(pid, tid, name)`` of QEMU's vCPU threads (``CPU n/TCG``): the VNF's CPU time."""
@@ -349,6 +398,16 @@ def _kill_if_ours(pid: int, root: Path) -> bool:
     return True
 
 
+def _in_use(root: Path) -> bool:
+    """Whether a live process's command line names ``root`` (a QEMU of that driver)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if str(root).encode() in (entry / "cmdline").read_bytes():
+                    return True
+    return False
+
+
 def _remove_tree(root: Path) -> None:
     """Remove the VM's directory, never across a mount point below it."""
     mounts = [m for m in _mount_points() if m == str(root) or m.startswith(str(root) + "/")]
@@ -374,7 +433,7 @@ def cleanup_dead_run(run_id: str, work_dirs: Sequence[Path]) -> list[str]:
         for root in sorted(Path(work_dir).glob(f"vsb-{run_id}-vm-*")):
             if not root.is_dir() or root.is_symlink():
                 continue
-            for pid_file in sorted((root / "run" / "qemu").glob("*.pid")):
+            for pid_file in sorted([root / "qemu.pid", *(root / "run" / "qemu").glob("*.pid")]):
                 pid = _read_pid(pid_file)
                 if pid is not None and _kill_if_ours(pid, root):
                     done.append(f"killed QEMU {pid} of {root.name}")
@@ -384,4 +443,9 @@ def cleanup_dead_run(run_id: str, work_dirs: Sequence[Path]) -> list[str]:
                 done.append(f"released {pages} hugepages of {root.name}")
             _remove_tree(root)
             done.append(f"removed {root}")
+    for stale in sorted(Path(tempfile.gettempdir()).glob(f"{DRIVER_ROOT_PREFIX}*")):
+        owner = stale.name[len(DRIVER_ROOT_PREFIX):]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists() and not _in_use(stale):
+            _remove_tree(stale)
+            done.append(f"removed {stale} (libvirt driver root of dead process {owner})")
     return done
