@@ -45,12 +45,12 @@ def require(*plugin_names: tuple[str, str]) -> None:
             pytest.skip(reason)
 
 
-def build_plans(test: str, vswitch: str, params: str, trafficgen: str = "trafgen") -> list:
-    """The plans ``vsbench --test TEST --vswitch VSWITCH --test-params PARAMS`` would run."""
+def build_plans(test: str, vswitch: str, params: str, trafficgen: str = "trafgen", vnf: str | None = None) -> list:
+    """The plans ``vsbench --test TEST --vswitch VSWITCH [--vnf VNF] --test-params PARAMS`` would run."""
     base = cfg.load_layers(cfg.default_conf_dir(), [])
     case = testcases.find(test, testcases.default_testcase_dir())
     return testcases.build_plans(case, base, cfg.parse_test_params(params),
-                                 {"vswitch": vswitch, "trafficgen": trafficgen, "vnf": None})
+                                 {"vswitch": vswitch, "trafficgen": trafficgen, "vnf": vnf})
 
 
 @dataclass(frozen=True)

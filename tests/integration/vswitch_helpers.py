@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from vsbench.interfaces import PluginContext, PortSpec
 from vsbench.system import naming
 from vsbench.system.resources import ResourceStack
 from vsbench.system.testbed import Testbed, TestbedLink, create_testbed
@@ -201,3 +202,49 @@ def trafgen_blast(testbed: Testbed, cfg: Path, count: int, tx: int = 0, rx: int 
     time.sleep(0.3)  # let the switch drain its queues
     after = link_stats(testbed.tg_netns, rx_if)["rx"]["packets"]
     return BlastResult(count, after - before, elapsed)
+
+
+#: Stands in for the runner's state dir in the VNF tests (each run's work dir below it).
+PVP_WORK_ROOT = Path("/run/vsbench-test")
+
+
+def _rmdir_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
+class PvpRig:
+    """testbed port 0 -> OvS -> l3fwd port 0 ... l3fwd port 1 -> OvS -> testbed port 1."""
+
+    def __init__(self, testbed, stack: ResourceStack, tmp_path: Path, settings: dict, vnf_class=None) -> None:
+        self.testbed = testbed
+        self.run_id = testbed.run_id
+        work = PVP_WORK_ROOT / self.run_id
+        work.mkdir(parents=True, exist_ok=True)
+        stack.register(f"work dir {work}", _rmdir_if_empty, work)  # after everything in it
+        from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
+
+        self.switch = OvsDpdk(PluginContext(self.run_id, {}, tmp_path / "logs", stack,
+                                            dut_netns=testbed.dut_netns, work_dir=work))
+        self.switch.name = "ovs_dpdk"
+        stack.register("switch", self.switch.stop)
+        self.switch.start()
+        self.switch.add_bridge("br0")
+        phy = [self.switch.add_port("br0", PortSpec("physical", f"p{l.index}", iface=l.dut_iface))
+               for l in testbed.links]
+        self.vhost = [self.switch.add_port("br0", PortSpec("vhostuser", naming.iface_name(self.run_id, "u", i)))
+                      for i in range(2)]
+        self.switch.connect("br0", phy[0], self.vhost[0])
+        self.switch.connect("br0", self.vhost[1], phy[1])
+        if vnf_class is None:
+            from vsbench_plugins.vnf.l3fwd import L3fwd as vnf_class
+        self.vnf = vnf_class(PluginContext(self.run_id, settings, tmp_path / "logs", stack,
+                                       dut_netns=testbed.dut_netns, work_dir=work))
+        self.vnf.name = "l3fwd"
+        self.vnf.start(self.vhost)
+
+    def blast(self, tmp_path: Path, count: int, rate_pps: int | None = None, cpu: int = 0):
+        cfg = trafgen_config(tmp_path / "udp.cfg", self.testbed.links[0].tg_mac, self.testbed.links[0].dut_mac)
+        return trafgen_blast(self.testbed, cfg, count, tx=0, rx=1, cpu=cpu, rate_pps=rate_pps)

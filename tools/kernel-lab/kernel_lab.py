@@ -33,11 +33,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import glob
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -49,6 +47,9 @@ from pathlib import Path
 from typing import Sequence
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))  # the repository root: vsbench/system/guest_boot.py
+from vsbench.system import guest_boot  # noqa: E402 - standard library only
+from vsbench.system.guest_boot import QBOOT, is_static as _is_static, version_key as _version_key  # noqa: E402,F401
 GUEST_AGENT = HERE / "guest_agent.py"
 INIT_SCRIPT = HERE / "initramfs_init.sh"
 
@@ -62,9 +63,6 @@ DEFAULT_GUEST_MODULES = (
     "openvswitch", "cls_flower", "act_mirred", "act_gact", "sch_ingress", "veth",
 )
 
-#: A minimal firmware that boots a -kernel image faster than SeaBIOS (qemu-system-data).
-QBOOT = "/usr/share/qemu/qboot.rom"
-
 EXIT_TIMEOUT = 124
 EXIT_LAB_FAILURE = 125
 EXIT_USAGE = 2
@@ -77,27 +75,15 @@ class LabError(Exception):
 
 
 # --------------------------------------------------------------------------- discovery
+# Kernel, busybox, module and cpio helpers are shared with the VNF VMs (vsbench/system/
+# guest_boot.py, standard library only); LabError keeps this tool's one-line messages.
 
 def find_kernel(version: str | None = None) -> tuple[Path, str]:
     """The Debian kernel image to boot and its version (newest installed unless given)."""
-    if version:
-        image = Path(f"/boot/vmlinuz-{version}")
-        if not image.is_file():
-            raise LabError(f"kernel {version} not installed: no {image} ({PACKAGES_HINT})")
-        return image, version
-    candidates = []
-    for image in glob.glob("/boot/vmlinuz-*"):
-        ver = image[len("/boot/vmlinuz-"):]
-        if Path(f"/lib/modules/{ver}/modules.dep").is_file():
-            candidates.append((_version_key(ver), Path(image), ver))
-    if not candidates:
-        raise LabError(f"no Debian kernel with modules under /boot and /lib/modules ({PACKAGES_HINT})")
-    _, image, ver = max(candidates)
-    return image, ver
-
-
-def _version_key(version: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.-]", version))
+    try:
+        return guest_boot.find_kernel(version, PACKAGES_HINT)
+    except guest_boot.GuestBootError as exc:
+        raise LabError(str(exc)) from None
 
 
 def find_qemu() -> str:
@@ -108,77 +94,29 @@ def find_qemu() -> str:
 
 
 def find_busybox() -> Path:
-    for candidate in ("/bin/busybox", "/usr/bin/busybox"):
-        path = Path(candidate)
-        if path.is_file() and _is_static(path):
-            return path
-    raise LabError(f"a static busybox is needed for the initramfs ({PACKAGES_HINT})")
-
-
-def _is_static(path: Path) -> bool:
-    """True for an ELF file without a PT_INTERP program header (i.e. statically linked)."""
-    data = path.read_bytes()[:65536]
-    if data[:4] != b"\x7fELF" or data[4] != 2:
-        return False
-    phoff = int.from_bytes(data[0x20:0x28], "little")
-    phentsize = int.from_bytes(data[0x36:0x38], "little")
-    phnum = int.from_bytes(data[0x38:0x3A], "little")
-    for i in range(phnum):
-        off = phoff + i * phentsize
-        if int.from_bytes(data[off:off + 4], "little") == 3:  # PT_INTERP
-            return False
-    return True
+    try:
+        return guest_boot.find_busybox(PACKAGES_HINT)
+    except guest_boot.GuestBootError as exc:
+        raise LabError(str(exc)) from None
 
 
 def module_load_order(kernel_version: str, modules: Sequence[str]) -> list[Path]:
     """Module files to insmod, dependencies first, each once (built-ins contribute none)."""
-    ordered: list[Path] = []
-    for module in modules:
-        proc = subprocess.run(
-            ["modprobe", "--show-depends", "-S", kernel_version, module],
-            capture_output=True, text=True, check=False,
-        )
-        if proc.returncode != 0:
-            raise LabError(f"module {module} not found for kernel {kernel_version}: {proc.stderr.strip()}")
-        for line in proc.stdout.splitlines():
-            parts = line.split()
-            if parts and parts[0] == "insmod":
-                path = Path(parts[1])
-                if path not in ordered:
-                    ordered.append(path)
-    return ordered
+    try:
+        return guest_boot.module_load_order(kernel_version, modules)
+    except guest_boot.GuestBootError as exc:
+        raise LabError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- initramfs
 
-def _cpio_entry(name: str, mode: int, data: bytes = b"", ino: int = 0) -> bytes:
-    """One entry of a ``newc`` cpio archive (the format the kernel unpacks an initramfs from)."""
-    encoded = name.encode() + b"\0"
-    fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(encoded), 0]
-    header = b"070701" + b"".join(f"{v:08x}".encode() for v in fields)
-    out = header + encoded
-    out += b"\0" * (-len(out) % 4)
-    out += data
-    out += b"\0" * (-len(out) % 4)
-    return out
-
-
 def build_initramfs_bytes(busybox: Path, modules: Sequence[Path], init_script: bytes) -> bytes:
     """An uncompressed newc archive: /init, /bin/busybox, /modules/NN-name.ko, mount points."""
-    entries: list[bytes] = []
-    ino = 1
-    for directory in ("bin", "dev", "proc", "sys", "modules", "lower", "upper", "newroot", "xchg"):
-        entries.append(_cpio_entry(directory, 0o040755, ino=ino))
-        ino += 1
-    entries.append(_cpio_entry("init", 0o100755, init_script, ino=ino))
-    ino += 1
-    entries.append(_cpio_entry("bin/busybox", 0o100755, busybox.read_bytes(), ino=ino))
-    ino += 1
-    for index, module in enumerate(modules):
-        entries.append(_cpio_entry(f"modules/{index:02d}-{module.name}", 0o100644, module.read_bytes(), ino=ino))
-        ino += 1
-    entries.append(_cpio_entry("TRAILER!!!", 0))
-    return b"".join(entries)
+    files = [("init", 0o755, init_script), ("bin/busybox", 0o755, busybox.read_bytes())]
+    files += [(f"modules/{index:02d}-{module.name}", 0o644, module.read_bytes())
+              for index, module in enumerate(modules)]
+    return guest_boot.cpio_archive(
+        ("bin", "dev", "proc", "sys", "modules", "lower", "upper", "newroot", "xchg"), files)
 
 
 def cache_dir() -> Path:

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from vsbench.deployment.base import Deployment, DeploymentError
 from vsbench.deployment.p2p import dut_port_specs, generator_ports_from_settings
 from vsbench.deployment.ports import generator_ports_of
-from vsbench.interfaces.traffic import GeneratorPort
+from vsbench.interfaces.traffic import GeneratorPort, TrafficProfile
 from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.measurement.stages import TrafficPath, chain_paths
@@ -83,6 +83,14 @@ class VnfChain(Deployment):
         return {"topology": self.topology, "vnf_count": self.vnf_count(), "lanes": self.lanes,
                 "vnfs_per_lane": self.vnfs_per_lane, "shared_vnfs": self.shared_vnfs, "switching_operations": self.switching_operations,
                 "vnf_port_kind": self.vnf_port_kind, "paths": [p.to_dict() for p in self.paths]}
+
+    def profile(self, profile: TrafficProfile) -> TrafficProfile:
+        """Unchanged; but first every VNF learns the flows it is about to forward
+        (:meth:`Vnf.configure`: l3fwd builds its routes from them). Each lane sends the same
+        profile, and VNFs in series see the same addresses."""
+        for vnf in self.vnfs:
+            vnf.configure(profile)
+        return profile
 
     # -- building ---------------------------------------------------------------------------
 

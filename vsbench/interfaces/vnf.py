@@ -20,6 +20,7 @@ import abc
 from typing import Any, ClassVar, Sequence
 
 from vsbench.interfaces.plugin import Plugin
+from vsbench.interfaces.traffic import TrafficProfile
 from vsbench.interfaces.vswitch import SwitchPort
 
 
@@ -43,6 +44,16 @@ class Vnf(Plugin):
         the switch must connect to them as a client; asked before the switch's ports are
         added. Default: the switch is the server."""
         return False
+
+    def configure(self, profile: TrafficProfile) -> None:
+        """Get ready to forward ``profile``'s flows, before that profile's trials.
+
+        The deployment calls it with the profile as it will be sent (after its own
+        shaping), once per frame size; a VNF whose forwarding depends on the flows (l3fwd
+        builds its routes from them) sets it up here and keeps what it has when nothing it
+        depends on changed. A frame entering port ``2k`` is the profile's forward direction
+        and must leave on port ``2k+1``. Optional; the default does nothing.
+        """
 
     def stats(self) -> dict[str, Any]:
         return {}

@@ -39,6 +39,9 @@ from vsbench.interfaces.settings import with_defaults
 from . import argv as argvs
 from . import stats as statsmod
 from .console import ConsoleError, TestpmdConsole
+from .guest import GuestTestpmdConsole, boot_vm, guest_argv
+from vsbench.interfaces.host.vm import VM_SETTINGS_SCHEMA, GuestImageError, VmError, vm_defaults
+from vsbench.interfaces.host.vm import missing_prerequisites as vm_missing
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +99,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                       "description": "additional EAL arguments (not cores, PCI, memory, prefix or vdevs)"},
         "extra_app": {"type": "array", "items": {"type": "string"}, "default": [],
                       "description": "additional testpmd arguments (not mode, cores, topology or mbufs)"},
+        "mode": {"enum": ["process", "vm"], "default": "process",
+                 "description": "process: testpmd on the host; vm: in a libvirt VM on the vhost-user sockets "
+                                "(vsbench/system/vm; TCG here, slow)"},
+        "vm": VM_SETTINGS_SCHEMA,
         "af_packet": {
             "type": "object", "additionalProperties": False,
             "properties": {
@@ -166,6 +173,8 @@ class Testpmd(Vnf):
     description: ClassVar[str] = "DPDK testpmd (io/mac/macswap) on vhost-user or veth ports, driven over its console"
     #: The plugin contract this was written for (issue 11's versioning; unused before it lands).
     api_version: ClassVar[str] = "1.0"
+    #: mode vm boots a TCG VM in start()
+    deadlines_s: ClassVar[dict[str, float]] = {"start": 900.0}
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser", "physical")
 
@@ -182,6 +191,7 @@ class Testpmd(Vnf):
         self.dpdk_version: str | None = None
         self._before: tuple[dict[int, dict[str, int]], Any] | None = None
         self._stack: Any = None
+        self.vm: Any = None
 
     # ------------------------------------------------------------------ checks
 
@@ -196,6 +206,8 @@ class Testpmd(Vnf):
             why = hugepages.hugetlb_available(int(cfg["hugepage_size_kb"]))
             if why:
                 missing.append(Prerequisite(f"hugepages: {why}", "run as root, or set vnf.testpmd.hugepages: false"))
+        if cfg["mode"] == "vm":
+            missing += [Prerequisite(what, remedy) for what, remedy in vm_missing()]
         if missing:
             return missing
         if dpdk_probe.links_shared_dpdk(binary):
@@ -220,6 +232,8 @@ class Testpmd(Vnf):
         out = {"dpdk": version, "testpmd": binary, "forward_mode": self.cfg["forward_mode"]}
         if self.argv:
             out["command_line"] = " ".join(self.argv)
+        if self.vm is not None:
+            out.update(self.vm.describe())
         return out
 
     # ------------------------------------------------------------------ lifecycle
@@ -276,9 +290,10 @@ class Testpmd(Vnf):
         self._stack = ResourceStack()
         # stop() closes the private stack; registered first so a half-started VNF goes too
         self.context.resources.register(f"testpmd {self.file_prefix}", self.stop)
+        in_vm = self.cfg["mode"] == "vm"
         if not self.cfg["hugepages"]:
             self._stack.register(f"DPDK files of {self.file_prefix}", _remove_runtime_dir, self.file_prefix)
-        huge_dir = self._memory()
+        huge_dir = None if in_vm else self._memory()  # a VM's guest has its own hugepages
         peer_macs = tuple(p.spec.options.get("peer_mac") for p in ports)
         try:
             self.launch = argvs.TestpmdLaunch(
@@ -290,7 +305,7 @@ class Testpmd(Vnf):
                 burst=int(self.cfg["burst"]), mbufs=self.cfg["mbufs"],
                 peer_macs=peer_macs if any(peer_macs) else (),
                 extra_eal=tuple(self.cfg["extra_eal"]), extra_app=tuple(self.cfg["extra_app"]))
-            self.argv = argvs.testpmd_argv(self.launch)
+            self.argv = (guest_argv(self.launch, len(ports)) if in_vm else argvs.testpmd_argv(self.launch))
         except argvs.ArgvError as exc:
             raise PluginError(f"testpmd: {exc}") from None
         for port in vnf_ports:
@@ -299,9 +314,12 @@ class Testpmd(Vnf):
                 self._stack.register(f"vhost-user socket {port.socket_path}", _unlink, port.socket_path)
         log_path = Path(self.context.log_dir) / f"testpmd{self.instance}.log"
         try:
-            console = TestpmdConsole.start(self.argv, netns=self.context.dut_netns, log_path=log_path,
-                                           start_timeout_s=float(self.cfg["start_timeout_s"]))
-        except ConsoleError as exc:
+            if in_vm:
+                console = self._start_in_vm(ports)
+            else:
+                console = TestpmdConsole.start(self.argv, netns=self.context.dut_netns, log_path=log_path,
+                                               start_timeout_s=float(self.cfg["start_timeout_s"]))
+        except (ConsoleError, VmError, GuestImageError) as exc:
             raise PluginError(f"testpmd: {exc}") from None
         self.console = console
         self._stack.register(f"testpmd process {console.pid}", self._end_process, console)
@@ -310,6 +328,18 @@ class Testpmd(Vnf):
         log.info("testpmd %s: %s forwarding on %d ports (pid %d, lcores %s)", self.file_prefix,
                  self.cfg["forward_mode"], len(ports), console.pid,
                  argvs.lcores_arg(self.launch.main_cpu, self.launch.forward_cpus))
+
+    def _start_in_vm(self, ports: Sequence[SwitchPort]) -> TestpmdConsole:
+        """Boot a VM on the vhost-user sockets and start testpmd on its console (TCG: every
+        step several times slower than on the host, hence the longer deadline)."""
+        if any(p.spec.kind != "vhostuser" for p in ports) or self.cfg["vhost_server"]:
+            raise PluginError("testpmd in a VM needs vhost-user ports created by the switch (vhost_server: false)")
+        vm_cfg = vm_defaults(self.cfg.get("vm"))
+        work = Path(self.context.work_dir or self.context.log_dir)
+        self.vm = boot_vm(run_id=self.context.run_id, instance=self.instance, work_dir=work,
+                          log_dir=Path(self.context.log_dir), resources=self._stack, settings=vm_cfg,
+                          sockets=[Path(p.spec.socket_path) for p in ports], binary=self.launch.binary)
+        return GuestTestpmdConsole.start_in(self.vm, self.argv, float(self.cfg["start_timeout_s"]) * 6)
 
     def _end_process(self, console: TestpmdConsole) -> None:
         try:
@@ -348,6 +378,9 @@ class Testpmd(Vnf):
         return {"ports": statsmod.ports_document(self.port_counters()), "forward_mode": self.cfg["forward_mode"]}
 
     def busy_poll_cpus(self) -> dict[str, set[int]]:
+        if self.cfg["mode"] == "vm":  # the vCPU running the lcore; unpinned, it may land anywhere
+            pins = vm_defaults(self.cfg.get("vm"))["vcpu_cpus"]
+            return {f"testpmd{self.instance} VM vCPUs": set(pins) if pins else cpu.online_cpus()}
         cpus = set(self.launch.forward_cpus) if self.launch else set(forward_cpus(self.cfg, cpu.online_cpus()))
         return {f"testpmd{self.instance} lcores": cpus}
 

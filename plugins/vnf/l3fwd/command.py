@@ -1,0 +1,44 @@
+"""l3fwd's command line (pure): EAL arguments, then the application's.
+
+One forwarding lcore serves both ports' receive queues (``--config (0,0,C),(1,0,C)``); it
+is also the main lcore, which in l3fwd runs the same loop, so exactly one thread
+busy-polls. ``--parse-ptype`` because virtio ports do not classify packets. No ``-P``:
+virtio-user ports refuse promiscuous mode (l3fwd then exits), and virtio ports deliver
+every frame the switch sends them anyway.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+
+def app_args(*, ports: int, lcore: int, lookup: str, rules_v4: Path, rules_v6: Path,
+             eth_dest: Sequence[str] = (), rx_desc: int | None = None, tx_desc: int | None = None,
+             extra: Sequence[str] = ()) -> list[str]:
+    """The arguments after ``--``."""
+    config = ",".join(f"({port},0,{lcore})" for port in range(ports))
+    args = ["-p", hex((1 << ports) - 1), "--config", config, "--parse-ptype",
+            "--lookup", lookup, "--rule_ipv4", str(rules_v4), "--rule_ipv6", str(rules_v6)]
+    for port, mac in enumerate(eth_dest):
+        if mac:
+            args.append(f"--eth-dest={port},{mac}")
+    if rx_desc:
+        args += ["--rx-queue-size", str(rx_desc)]
+    if tx_desc:
+        args += ["--tx-queue-size", str(tx_desc)]
+    return args + list(extra)
+
+
+def process_argv(binary: Path, *, lcore: int, memory_args: Sequence[str], vdevs: Sequence[str],
+                 app: Sequence[str]) -> list[str]:
+    """l3fwd as a host process on the switch's vhost-user sockets (``net_virtio_user``):
+    never probing PCI, memory in one file per segment list (what vhost-user sharing needs)."""
+    return [str(binary), "-l", str(lcore), "--main-lcore", str(lcore), "--no-pci",
+            "--single-file-segments", *memory_args, *vdevs, "--", *app]
+
+
+def guest_argv(binary: str, *, lcore: int, pci: Sequence[str], memory_mb: int, app: Sequence[str]) -> list[str]:
+    """l3fwd inside the VM on the virtio NICs at ``pci`` (bound to uio_pci_generic)."""
+    allow = [arg for address in pci for arg in ("-a", address)]
+    return [binary, "-l", str(lcore), "--main-lcore", str(lcore), *allow, "-m", str(memory_mb), "--", *app]

@@ -1,0 +1,421 @@
+"""l3fwd: DPDK's L3 forwarding example as a VNF, on the switch's vhost-user ports.
+
+As a host process (``mode: process``, the default) l3fwd attaches to each vhost-user
+socket with ``net_virtio_user``; in a VM (``mode: vm``) the VM's virtio NICs sit on those
+sockets and l3fwd runs in the guest, driven over its serial console. Either way:
+
+* the binary is built once from Debian's DPDK example sources (:mod:`.build`), cached;
+* its routes (``lookup: lpm``) or 5-tuple rules (``lookup: em``) are generated from the
+  traffic profile's flows (:mod:`.routes`) when the deployment calls :meth:`configure`,
+  and l3fwd is (re)started only when they change -- so it starts at the first
+  ``configure``, not at ``start``;
+* its port counters come from DPDK's telemetry socket (``/ethdev/stats``) and are in
+  :meth:`stats`; its version and command line in :meth:`version` (sysinfo.json).
+
+Settings (``vnf.l3fwd``): see :data:`SETTINGS_SCHEMA` and docs/vnfs.rst.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shlex
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
+
+from vsbench.interfaces import API_VERSION, PluginError, Prerequisite, ResourceStack, SwitchPort, TrafficProfile, Vnf
+from vsbench.interfaces import commands
+from vsbench.interfaces.host import cpu as host_cpu
+from vsbench.interfaces.host import dpdk_app as dpdk
+from vsbench.interfaces.host import vm
+
+from vsbench_plugins.vnf.l3fwd import build, command, routes
+
+log = logging.getLogger(__name__)
+
+MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
+READY_TEXT = "entering main loop"
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "mode": {"enum": list(vm.VNF_MODES), "default": "process",
+                 "description": "process: l3fwd on the host; vm: l3fwd in a libvirt VM (TCG here)"},
+        "lookup": {"enum": ["lpm", "em"], "default": "lpm",
+                   "description": "longest-prefix match on destinations, or exact match on 5-tuples"},
+        "binary": {"type": ["string", "null"], "default": None,
+                   "description": "a prebuilt l3fwd; null builds it from dpdk-doc's sources (cached)"},
+        "lcore_cpu": {"type": "integer", "minimum": 0, "default": 1,
+                      "description": "process mode: host CPU of l3fwd's one forwarding lcore"},
+        "memory_mb": {"type": ["integer", "null"], "minimum": 32, "default": None,
+                      "description": "hugepage memory for l3fwd; null: 256 (lpm) or 768 (em)"},
+        "rx_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
+        "tx_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
+        "eth_dest": {"type": "array", "items": {"type": "string", "pattern": MAC_PATTERN}, "default": [],
+                     "description": "destination MAC l3fwd writes per exit port (default: its own)"},
+        "extra_args": {"type": "array", "items": {"type": "string"}, "default": [],
+                       "description": "more l3fwd application arguments (after --)"},
+        "start_timeout_s": {"type": "number", "minimum": 1, "default": 60},
+        "vm": vm.VM_SETTINGS_SCHEMA,
+    },
+}
+
+#: Hugepage memory by lookup when ``memory_mb`` is null: l3fwd's LPM tables and mbufs fit
+#: in 256 MB; its exact-match hashes (4M entries, IPv4 and IPv6) need ~600 MB.
+DEFAULT_MEMORY_MB = {"lpm": 256, "em": 768}
+#: Rule lines sent to a guest over its serial console at most (EM rules are one per flow).
+VM_MAX_RULE_LINES = 20000
+
+
+def with_defaults(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    cfg = {k: v.get("default") for k, v in SETTINGS_SCHEMA["properties"].items() if k != "vm"}
+    cfg.update({k: v for k, v in (settings or {}).items() if k != "vm"})
+    cfg["vm"] = vm.vm_defaults((settings or {}).get("vm"))
+    return cfg
+
+
+class L3fwd(Vnf):
+    """DPDK l3fwd on vhost-user ports, as a process or in a VM."""
+
+    description: ClassVar[str] = "DPDK l3fwd (LPM or exact match) on vhost-user ports, process or VM"
+    api_version: ClassVar[str] = API_VERSION
+    settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+    #: a VM boots under TCG in start() (~10-60 s on a loaded 2-core host) and l3fwd starts
+    #: in it at configure(); both get more than the run's default deadlines
+    deadlines_s: ClassVar[dict[str, float]] = {"start": 900.0, "configure": 900.0}
+    #: the deployments' question: which switch ports l3fwd attaches to
+    port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.cfg = with_defaults(context.settings)
+        self.stack = ResourceStack()
+        self.ports: list[SwitchPort] = []
+        self.built: build.L3fwdBuild | None = None
+        self.run_dir: Path | None = None
+        self.argv: list[str] = []
+        self.tables: routes.Tables | None = None
+        self.proc: commands.ManagedProcess | None = None
+        self.memory: dpdk.DpdkMemory | None = None
+        self.vm: vm.VirtualMachine | None = None
+        #: set by start(): instance number within the run (pvvp has two l3fwd)
+        self.instance = 0
+        self.file_prefix = f"vsb{context.run_id}l3f0"
+        self.starts = 0
+        self._started = False
+        self._trial_before: list[dict[str, int]] | None = None
+
+    # ------------------------------------------------------------------ checks
+
+    @classmethod
+    def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        cfg = with_defaults(settings)
+        missing = []
+        if cfg["binary"]:
+            if not Path(cfg["binary"]).is_file():
+                missing.append(Prerequisite(f"l3fwd binary {cfg['binary']}", "build it or set vnf.l3fwd.binary: null"))
+        else:
+            missing += [Prerequisite(what, remedy) for what, remedy in build.missing_toolchain()]
+        if cfg["mode"] == "vm":
+            missing += [Prerequisite(what, remedy) for what, remedy in vm.missing_prerequisites()]
+        else:
+            for driver in ("librte_net_virtio.so.23", "librte_bus_vdev.so.23"):
+                if not (Path("/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0") / driver).exists():
+                    package = driver.split(".so")[0].replace("_", "-") + "23"
+                    missing.append(Prerequisite(f"DPDK driver {driver}", f"apt-get install {package}"))
+        return missing
+
+    @classmethod
+    def cleanup_dead_run(cls, run_id: str, work_dirs: list[Path]) -> list[str]:
+        """A killed run's l3fwd is ended by the generic cleanup (its command line names the
+        run); here: its hugepages, mount and directory, and its VM."""
+        if not re.fullmatch(r"[0-9a-f]{6}", run_id):
+            return []
+        done = vm.cleanup_dead_run(run_id, work_dirs)
+        for work_dir in work_dirs:
+            for run_dir in sorted(Path(work_dir).glob(f"vsb-{run_id}-l3fwd*")):
+                if run_dir.is_dir() and not run_dir.is_symlink():
+                    pages = dpdk.release_recorded(run_dir)
+                    if not any(line.split()[1] == str(run_dir) for line in Path("/proc/mounts").read_text().splitlines()
+                               if len(line.split()) > 1 and line.split()[1].startswith(str(run_dir))):
+                        shutil.rmtree(run_dir, ignore_errors=True)
+                    done.append(f"l3fwd: released {pages} hugepages, removed {run_dir}")
+        return done
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, ports: Sequence[SwitchPort]) -> None:
+        if self._started:
+            return
+        self._started = True
+        self.context.resources.register("vnf l3fwd", self.stop)
+        if len(ports) != 2:
+            raise PluginError(f"l3fwd forwards between one pair of ports; got {len(ports)}")
+        for port in ports:
+            if port.spec.kind != "vhostuser" or port.spec.socket_path is None:
+                raise PluginError(f"l3fwd needs vhost-user ports with a socket; {port.name} is {port.spec.kind}")
+        self.ports = list(ports)
+        if self.cfg["binary"]:
+            self.built = None
+            binary = Path(self.cfg["binary"])
+        else:
+            try:
+                self.built = build.ensure_built()
+            except build.BuildError as exc:
+                raise PluginError(str(exc)) from None
+            binary = self.built.binary
+        self.work_dir = Path(self.context.work_dir) if self.context.work_dir else Path("/run/vsbench")
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        while True:  # the first free instance number: several l3fwd may run in one run
+            self.run_dir = self.work_dir / f"vsb-{self.context.run_id}-l3fwd{self.instance}"
+            try:
+                self.run_dir.mkdir()
+                break
+            except FileExistsError:
+                self.instance += 1
+        self.file_prefix = f"vsb{self.context.run_id}l3f{self.instance}"
+        self.stack.register(f"l3fwd dir {self.run_dir}", _remove_dir, self.run_dir)
+        if self.cfg["mode"] == "vm":
+            self._start_vm(binary)
+        else:
+            self._prepare_process(binary)
+
+    def stop(self) -> None:
+        self.stack.close()
+
+    # ------------------------------------------------------------------ process mode
+
+    def _memory_mb(self) -> int:
+        return int(self.cfg["memory_mb"] or DEFAULT_MEMORY_MB[self.cfg["lookup"]])
+
+    def _app_args(self, rules_dir: str, lcore: int) -> list[str]:
+        return command.app_args(
+            ports=len(self.ports), lcore=lcore, lookup=self.cfg["lookup"],
+            rules_v4=Path(rules_dir) / "routes.v4", rules_v6=Path(rules_dir) / "routes.v6",
+            eth_dest=self._eth_dest(), rx_desc=self.cfg["rx_desc"], tx_desc=self.cfg["tx_desc"],
+            extra=self.cfg["extra_args"])
+
+    def _eth_dest(self) -> list[str]:
+        """The destination MAC per exit port: ``eth_dest`` if set, else the ``peer_mac`` the
+        deployment put on the port (the generator port or next hop it faces)."""
+        if self.cfg["eth_dest"]:
+            return list(self.cfg["eth_dest"])
+        return [str(p.spec.options.get("peer_mac") or "") for p in self.ports]
+
+    def _prepare_process(self, binary: Path) -> None:
+        assert self.run_dir is not None
+        try:
+            self.memory = dpdk.prepare_memory(self.stack, self.run_dir, self.file_prefix, self._memory_mb())
+        except dpdk.DpdkAppError as exc:
+            raise PluginError(f"l3fwd: {exc}") from None
+        lcore = int(self.cfg["lcore_cpu"])
+        self.argv = command.process_argv(
+            binary, lcore=lcore, memory_args=self.memory.eal_args(),
+            vdevs=dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports]),
+            app=self._app_args(str(self.run_dir), lcore))
+
+    def _launch_process(self) -> None:
+        assert self.run_dir is not None and self.tables is not None
+        self._stop_process()
+        (self.run_dir / "routes.v4").write_text(self.tables.ipv4_text())
+        (self.run_dir / "routes.v6").write_text(self.tables.ipv6_text())
+        log_path = Path(self.context.log_dir) / f"l3fwd{self.instance}.{self.starts}.log"
+        self.proc = commands.spawn(self.argv, netns=self.context.dut_netns, log_path=log_path)
+        self.starts += 1
+        self.stack.register(f"l3fwd pid {self.proc.pid}", self._stop_process)
+        deadline = time.monotonic() + float(self.cfg["start_timeout_s"])
+        while READY_TEXT not in _read(log_path):
+            if not self.proc.alive():
+                raise PluginError(f"l3fwd exited at start (exit {self.proc.popen.returncode}): "
+                                  f"{_last_error(_read(log_path))}; see {log_path}")
+            if time.monotonic() > deadline:
+                raise PluginError(f"l3fwd did not start forwarding within {self.cfg['start_timeout_s']} s; see {log_path}")
+            time.sleep(0.1)
+        self._wait_links_up(deadline)
+        log.info("l3fwd (%s, %d rules) forwarding, pid %d", self.tables.lookup, self.tables.rules, self.proc.pid)
+
+    def _wait_links_up(self, deadline: float) -> None:
+        """l3fwd enters its loop before the switch has finished the vhost-user handshake
+        (frames sent then are lost, seen: a whole first trial): wait until telemetry
+        answers and every port's link is up."""
+        pending = set(range(len(self.ports)))
+        while pending:
+            for index in sorted(pending):
+                try:
+                    status = (self._telemetry(f"/ethdev/link_status,{index}") or {}).get("status")
+                except (dpdk.DpdkAppError, vm.ConsoleError, ValueError):
+                    status = None
+                if status == "UP":
+                    pending.discard(index)
+            if not pending:
+                return
+            if time.monotonic() > deadline:
+                raise PluginError(f"l3fwd: the link of port(s) {sorted(pending)} did not come up "
+                                  f"within {self.cfg['start_timeout_s']} s (vhost-user handshake with the switch)")
+            time.sleep(0.1)
+
+    def _stop_process(self) -> None:
+        if self.proc is not None:
+            self.proc.stop(grace_s=10.0, sig=signal.SIGINT)  # l3fwd closes its ports on SIGINT
+            self.proc = None
+
+    # ------------------------------------------------------------------ VM mode
+
+    def _start_vm(self, binary: Path) -> None:
+        assert self.run_dir is not None
+        programs = [binary] + ([self.built.telemetry_client] if self.built else [])
+        if not self.built:
+            raise PluginError("l3fwd in a VM needs the built l3fwd and its telemetry client (binary: null)")
+        try:
+            image = vm.ensure_image(programs, kernel_version=self.cfg["vm"]["kernel_version"])
+        except vm.GuestImageError as exc:
+            raise PluginError(f"l3fwd VM image: {exc}") from None
+        self.vm = vm.VirtualMachine(run_id=self.context.run_id, name=f"l3fwd{self.instance}",
+                                    work_dir=self.work_dir, log_dir=Path(self.context.log_dir),
+                                    resources=self.stack, settings=self.cfg["vm"], vm_index=self.instance)
+        try:
+            self.vm.boot(image, [p.spec.socket_path for p in self.ports])
+        except (vm.VmError, vm.ConsoleError) as exc:
+            raise PluginError(f"l3fwd: {exc}") from None
+        lcore = 1 if int(self.cfg["vm"]["vcpus"]) > 1 else 0
+        guest_mb = min(self._memory_mb(), int(self.cfg["vm"]["guest_hugepages_mb"]))
+        self.argv = command.guest_argv(str(binary), lcore=lcore,
+                                       pci=[vm.nic_pci_address(i) for i in range(len(self.ports))],
+                                       memory_mb=guest_mb, app=self._app_args("/tmp", lcore))
+
+    def _launch_guest(self) -> None:
+        assert self.vm is not None and self.vm.console is not None and self.tables is not None
+        console = self.vm.console
+        if len(self.tables.ipv4) > VM_MAX_RULE_LINES:
+            raise PluginError(f"{len(self.tables.ipv4)} l3fwd rules are too many to send to a VM over its "
+                              f"console (at most {VM_MAX_RULE_LINES}); use lookup lpm or fewer flows")
+        self._stop_guest()
+        for name, lines in (("routes.v4", self.tables.ipv4), ("routes.v6", self.tables.ipv6)):
+            console.command(f": > /tmp/{name}")
+            for i in range(0, len(lines), 50):
+                chunk = "\\n".join(lines[i:i + 50])
+                console.command(f"printf '{chunk}\\n' >> /tmp/{name}", timeout_s=60)
+        console.command(f"{shlex.join(self.argv)} > /tmp/l3fwd.log 2>&1 &")
+        self.starts += 1
+        deadline = time.monotonic() + float(self.cfg["start_timeout_s"]) * 4  # TCG
+        while True:
+            out = console.command("cat /tmp/l3fwd.log; pidof l3fwd >/dev/null || echo L3FWD-GONE", timeout_s=60)
+            if READY_TEXT in out:
+                break
+            if "L3FWD-GONE" in out:
+                raise PluginError(f"l3fwd in the VM exited at start: {_last_error(out)}")
+            if time.monotonic() > deadline:
+                raise PluginError("l3fwd in the VM did not start forwarding in time")
+            time.sleep(1.0)
+        self._wait_links_up(deadline)
+        log.info("l3fwd in VM %s (%s, %d rules) forwarding", self.vm.domain_name, self.tables.lookup, self.tables.rules)
+
+    def _stop_guest(self) -> None:
+        if self.vm is not None and self.vm.console is not None and self.starts:
+            self.vm.console.command("kill -INT $(pidof l3fwd) 2>/dev/null; "
+                                    "while pidof l3fwd >/dev/null; do sleep 0.2; done", timeout_s=60)
+
+    # ------------------------------------------------------------------ the contract
+
+    def configure(self, profile: TrafficProfile) -> None:
+        """Routes (or rules) for ``profile``'s flows; l3fwd (re)starts when they changed."""
+        if not self.ports:
+            raise PluginError("l3fwd: configure() before start()")
+        try:
+            tables = routes.tables_for(profile, self.cfg["lookup"])
+        except routes.RouteError as exc:
+            raise PluginError(f"l3fwd: {exc}") from None
+        running = self.vm is not None or (self.proc is not None and self.proc.alive())
+        if tables == self.tables and running and self.starts:
+            return
+        self.tables = tables
+        if self.vm is not None:
+            self._launch_guest()
+        else:
+            self._launch_process()
+
+    def port_counters(self) -> list[dict[str, int]]:
+        """l3fwd's own counters per port (cumulative since it started), from DPDK
+        telemetry; [] before it runs or when they cannot be read (logged)."""
+        if not self.starts:
+            return []
+        ports = []
+        for index in range(len(self.ports)):
+            try:
+                ports.append({"port": index, **dpdk.ethdev_counters(self._telemetry(f"/ethdev/stats,{index}"))})
+            except (dpdk.DpdkAppError, vm.ConsoleError, ValueError) as exc:
+                log.warning("l3fwd: cannot read port %d counters: %s", index, exc)
+                return []
+        return ports
+
+    def stats(self) -> dict[str, Any]:
+        ports = self.port_counters()
+        if not ports:
+            return {}
+        return {"ports": ports, "lookup": self.cfg["lookup"], "rules": self.tables.rules if self.tables else 0,
+                "mode": self.cfg["mode"], "starts": self.starts}
+
+    def trial_begin(self) -> None:
+        self._trial_before = self.port_counters()
+
+    def trial_end(self) -> dict[str, Any]:
+        """l3fwd's per-port counter deltas over the trial (the VNF contract's ``ports``)."""
+        before, self._trial_before = self._trial_before, None
+        after = self.port_counters()
+        if not before or not after:
+            return {}
+        return {"ports": dpdk.counter_deltas(before, after), "mode": self.cfg["mode"]}
+
+    def _telemetry(self, query: str) -> Any:
+        if self.vm is not None:
+            assert self.vm.console is not None and self.built is not None
+            out = self.vm.console.command(f"{self.built.telemetry_client} /var/run/dpdk/rte/dpdk_telemetry.v2 "
+                                          f"{query}", timeout_s=30)
+            reply = json.loads(out[out.index("{"):])
+            return reply.get(query.split(",", 1)[0])
+        return dpdk.telemetry_query(dpdk.telemetry_socket(self.file_prefix), query)
+
+    def version(self) -> dict[str, str]:
+        facts = {"vnf": "l3fwd", "mode": self.cfg["mode"], "lookup": self.cfg["lookup"],
+                 "command_line": shlex.join(self.argv)}
+        if self.built is not None:
+            facts.update({"dpdk": self.built.dpdk_version, "l3fwd_build": self.built.key})
+        if self.vm is not None:
+            facts.update(self.vm.describe())
+        return facts
+
+    def busy_poll_cpus(self) -> dict[str, set[int]]:
+        """The host CPUs l3fwd's lcore (process) or the VM's vCPUs (TCG threads) poll on."""
+        if self.cfg["mode"] == "vm":
+            # the vCPU running the lcore busy-polls; unpinned, it may land on any CPU
+            pins = self.cfg["vm"]["vcpu_cpus"]
+            return {f"l3fwd{self.instance} VM vCPUs": set(pins) if pins else host_cpu.online_cpus()}
+        return {"l3fwd lcore": {int(self.cfg["lcore_cpu"])}}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _last_error(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if any(word in line for word in ("EAL: Error", "Cannot", "error", "Invalid", "Failed", "failed")):
+            return line[:200]
+    return lines[-1][:200] if lines else "no output"
+
+
+def _remove_dir(path: Path) -> None:
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if len(line.split()) > 1]
+    if any(m == str(path) or m.startswith(str(path) + "/") for m in mounts):
+        log.warning("l3fwd: %s still has a mount below it; not removed", path)
+        return
+    shutil.rmtree(path, ignore_errors=True)
