@@ -67,7 +67,11 @@ def test_shaper_rate_counts_frames_without_fcs():
     assert argv[argv.index("rate") + 1] == f"{1_000_000 * 60 * 8}bit"
     assert int(argv[argv.index("burst") + 1]) == 2000 * 60  # 2 ms of frames
     small = shaper.tbf_argv("eth9", 10, 1518, 0.002)
-    assert int(small[small.index("burst") + 1]) >= 2 * 1518  # always room for a full frame
+    assert int(small[small.index("burst") + 1]) == 1514  # room for one whole frame, no more
+    slow = shaper.tbf_argv("eth9", 20, 64, 0.005)  # 10 frames in 0.5 s must not leave at once
+    assert int(slow[slow.index("burst") + 1]) == 60
+    medium = shaper.tbf_argv("eth9", 10_000, 64, 0.0005)  # 5 frames of bucket: floor of 16
+    assert int(medium[medium.index("burst") + 1]) == 16 * 60
     with pytest.raises(ValueError):
         shaper.tbf_argv("eth9", 0, 64, 0.002)
 

@@ -7,8 +7,12 @@ default send buffer can hold in flight) and nothing is dropped by the shaper.
 
 The bucket depth (``burst``) is a few milliseconds of traffic: deep enough that a late
 hrtimer or a descheduled sender does not lose rate (credit beyond the bucket is lost), small
-enough that the first burst and catch-ups stay short. tbf counts bytes of the frame as the
-kernel sees it (no FCS), so rate = frames/s x (frame size - 4) x 8.
+enough that the first burst and catch-ups stay short. At low rates the bucket is also bounded
+in time (:data:`MAX_FLOOR_S`): a floor of 16 frames, or of two full-size frames, let a
+20 frames/s trial of 10 frames leave in one burst of 65 us, which the trial's validity
+check rightly refused (a load sweep stopped at its third step). The bucket always holds one
+whole frame, else tbf would drop it. tbf counts bytes of the frame as the kernel sees it
+(no FCS), so rate = frames/s x (frame size - 4) x 8.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from vsbench.interfaces.traffic import FCS_BYTES
 
 #: Queue limit (bytes) far above what trafgen can have in flight with a default sndbuf.
 LIMIT_BYTES = 32 << 20
-#: The bucket holds at least this many frames.
+#: The bucket holds at least this many frames, when they fall due within MAX_FLOOR_S.
 MIN_BURST_FRAMES = 16
+#: Longest stretch of traffic the floor of the bucket may hold.
+MAX_FLOOR_S = 0.01
 
 
 def tbf_rate_bits(rate_fps: float, frame_size_bytes: int) -> int:
@@ -27,7 +33,8 @@ def tbf_rate_bits(rate_fps: float, frame_size_bytes: int) -> int:
 
 def tbf_burst_bytes(rate_fps: float, frame_size_bytes: int, burst_s: float) -> int:
     wire = frame_size_bytes - FCS_BYTES
-    return max(int(rate_fps * burst_s * wire), MIN_BURST_FRAMES * wire, 2 * 1518)
+    floor_frames = max(1, min(MIN_BURST_FRAMES, int(rate_fps * MAX_FLOOR_S)))
+    return max(int(rate_fps * burst_s * wire), floor_frames * wire)
 
 
 def tbf_argv(iface: str, rate_fps: float, frame_size_bytes: int, burst_s: float) -> list[str]:
