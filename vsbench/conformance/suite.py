@@ -36,6 +36,8 @@ from vsbench.system.resources import ResourceStack
 FIXTURE_NAME = "conformance_generator"
 #: The engine's rule: fewer than this share of the intended frames makes a trial invalid.
 ENGINE_MIN_TX_SHARE = 0.999
+#: A second trial sending this much faster than the first carried the first one's counters over.
+ACCUMULATION_RATIO = 1.5
 
 
 class Harness:
@@ -235,9 +237,13 @@ class TrafficGeneratorConformance:
         second = self._trial(harness, gen, below)
         # Rates, not counts: a generator whose trial overran on a busy host sent more frames
         # in a longer span, which is not accumulation; counters carried over from the first
-        # trial would double the second's rate.
+        # trial would double the second's rate. The bound is far from double and far from
+        # the pacing tolerance: the send span of a software generator on a loaded host is
+        # measured to a few per cent at best (seen: a TRex fake off by 3 % under xdist).
         rate = [r.tx_frames / _send_span_s(harness, r) for r in (first, second)]
-        assert rate[1] == pytest.approx(rate[0], rel=harness.target.rate_tolerance)
+        assert rate[1] < ACCUMULATION_RATIO * rate[0], (
+            f"the second trial sent at {rate[1]:.0f} fps, the first at {rate[0]:.0f} fps: "
+            f"counters carried over from one trial to the next")
         assert second.rx_frames <= second.tx_frames
 
     def test_generator_limited_trial_keeps_real_counters(self, harness: Harness) -> None:
