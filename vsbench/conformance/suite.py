@@ -26,7 +26,8 @@ from typing import Any, Mapping
 
 import pytest
 
-from vsbench.conformance.contract import PluginContractChecks, missing_fixture
+from vsbench.conformance.contract import PluginContractChecks
+from vsbench.conformance.harness import target_from
 from vsbench.conformance.leaks import ResourceSnapshot, still_alive
 from vsbench.conformance.target import ConformanceTarget
 from vsbench.interfaces.plugin import PluginContext, PluginError
@@ -128,14 +129,7 @@ class TrafficGeneratorConformance(PluginContractChecks):
 
     @pytest.fixture
     def target(self, request: pytest.FixtureRequest) -> ConformanceTarget:
-        try:
-            value = request.getfixturevalue(FIXTURE_NAME)
-        except pytest.FixtureLookupError:
-            missing_fixture(request, FIXTURE_NAME, "ConformanceTarget")
-        if not isinstance(value, ConformanceTarget):
-            pytest.fail(f"{FIXTURE_NAME} must return a ConformanceTarget, got {type(value).__name__}",
-                        pytrace=False)
-        return value
+        return target_from(request, FIXTURE_NAME, ConformanceTarget)
 
     @pytest.fixture
     def harness(self, target: ConformanceTarget, tmp_path: Path):

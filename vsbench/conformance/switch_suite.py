@@ -30,17 +30,10 @@ from typing import Any
 
 import pytest
 
-from vsbench.conformance.bench import KitTestbed, KitUnavailable, mounts_under
-from vsbench.conformance.contract import (
-    PluginContractChecks,
-    assert_jsonable,
-    missing_fixture,
-    one_line,
-    skip_unless_ready,
-)
-from vsbench.conformance.leaks import ResourceSnapshot, still_alive
+from vsbench.conformance.contract import PluginContractChecks, assert_jsonable, one_line, skip_unless_ready
+from vsbench.conformance.harness import KitHarness, cause_of, target_from
 from vsbench.conformance.target import VSwitchTarget
-from vsbench.interfaces.plugin import PluginContext, PluginError, RunParameters
+from vsbench.interfaces.plugin import PluginError, RunParameters
 from vsbench.interfaces.rules import Direction, RuleSetSpec, write_rule_file
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, SwitchThread
 from vsbench.runner import guard
@@ -48,46 +41,22 @@ from vsbench.system import naming
 from vsbench.system.resources import ResourceStack
 
 FIXTURE_NAME = "conformance_vswitch"
-#: Deadlines the kit calls the switch under (generous: a first start may build a database).
-POLICY = guard.DeadlinePolicy(start_s=300, configure_s=120, install_rules_s=600, stop_s=120, call_s=60)
 METER_PPS = 1000
 
 
-def cause_of(exc: BaseException) -> BaseException:
-    """What the plugin itself raised (the guard wraps it in a PluginFault)."""
-    return exc.cause if isinstance(exc, guard.PluginFault) else exc
-
-
-class SwitchHarness:
+class SwitchHarness(KitHarness):
     """One check's testbed, switch instances and what to look for afterwards."""
 
+    kind = "vswitch"
+    # generous: a first start may build a database
+    policy = guard.DeadlinePolicy(start_s=300, configure_s=120, install_rules_s=600, stop_s=120, call_s=60)
+
     def __init__(self, target: VSwitchTarget, tmp_path: Path) -> None:
-        self.target = target
-        self.tmp_path = tmp_path
-        try:
-            self.kit = KitTestbed.create()
-        except KitUnavailable as exc:
-            pytest.skip(f"the kit's testbed: {exc}")
-        self.before = ResourceSnapshot.take()
-        self.links_before = self.kit.dut_links()
-        self.stacks: list[ResourceStack] = []
-        self.switches: list[Any] = []
-        self.seen: dict[int, str] = {}
+        super().__init__(target, tmp_path)
         self.bridge = naming.iface_name(self.kit.run_id, "br", 0)
 
     def switch(self, run: RunParameters | None = None):
-        n = len(self.stacks)
-        stack = ResourceStack()
-        self.stacks.append(stack)
-        log_dir, work_dir = self.tmp_path / f"sw{n}" / "logs", self.tmp_path / f"sw{n}" / "work"
-        log_dir.mkdir(parents=True)
-        work_dir.mkdir(parents=True)
-        context = PluginContext(run_id=self.kit.run_id, settings=dict(self.target.settings or {}),
-                                log_dir=log_dir, resources=stack, run=run or self.target.run,
-                                dut_netns=self.kit.dut_netns, work_dir=work_dir)
-        sw = guard.construct(self.target.plugin, context, POLICY, "vswitch", f"vswitch {self.target.name}")
-        self.switches.append(sw)  # kept alive: a leak must not be hidden by garbage collection
-        return sw, stack
+        return self.create(run)
 
     def started(self, run: RunParameters | None = None):
         sw, stack = self.switch(run)
@@ -104,35 +73,10 @@ class SwitchHarness:
         self.observe()
         return sw, stack, ports
 
-    def observe(self) -> None:
-        for pid, start in ResourceSnapshot.take().descendants.items():
-            if self.before.descendants.get(pid) != start:
-                self.seen[pid] = start
-
     def delivery(self, direction: int) -> tuple[int, int]:
         sent, received = self.kit.send(direction, self.target.fields)
         self.observe()
         return sent, received
-
-    def leaks(self, *, close: bool = True) -> list[str]:
-        """What is left once every switch's teardown ran (call before :meth:`close`)."""
-        if close:
-            for stack in reversed(self.stacks):
-                stack.close()
-        found = still_alive(self.seen)
-        found += ResourceSnapshot.take().new_open_fds(self.before, [self.tmp_path])
-        found += [f"process in the testbed's namespaces: {p}" for p in self.kit.processes_in_namespaces()]
-        extra = sorted(self.kit.dut_links() - self.links_before)
-        found += [f"interface {name} in the DUT namespace" for name in extra]
-        found += [f"mount {m}" for m in mounts_under([self.tmp_path])]
-        if self.target.leak_check is not None:
-            found += list(self.target.leak_check())
-        return found
-
-    def close(self) -> None:
-        for stack in reversed(self.stacks):
-            stack.close()
-        self.kit.close()
 
 
 class VSwitchConformance(PluginContractChecks):
@@ -145,13 +89,7 @@ class VSwitchConformance(PluginContractChecks):
 
     @pytest.fixture
     def target(self, request: pytest.FixtureRequest) -> VSwitchTarget:
-        try:
-            value = request.getfixturevalue(FIXTURE_NAME)
-        except pytest.FixtureLookupError:
-            missing_fixture(request, FIXTURE_NAME, "VSwitchTarget")
-        if not isinstance(value, VSwitchTarget):
-            pytest.fail(f"{FIXTURE_NAME} must return a VSwitchTarget, got {type(value).__name__}", pytrace=False)
-        return value
+        return target_from(request, FIXTURE_NAME, VSwitchTarget)
 
     @pytest.fixture
     def harness(self, target: VSwitchTarget, tmp_path: Path):

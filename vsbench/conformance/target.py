@@ -1,4 +1,5 @@
-"""What a vendor tells the conformance suite about the generator it wants checked."""
+"""What a vendor tells the conformance kit about the plugin it wants checked: a generator
+and the DUT it reaches (ConformanceTarget), a switch (VSwitchTarget), a VNF (VnfTarget)."""
 
 from __future__ import annotations
 

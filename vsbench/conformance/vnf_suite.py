@@ -20,62 +20,27 @@ router: routes to the testbed's addresses) gets it from the target's ``prepare``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from vsbench.conformance.bench import KitTestbed, KitUnavailable, mounts_under
-from vsbench.conformance.contract import (
-    PluginContractChecks,
-    assert_jsonable,
-    missing_fixture,
-    one_line,
-    skip_unless_ready,
-)
-from vsbench.conformance.leaks import ResourceSnapshot, still_alive
+from vsbench.conformance.contract import PluginContractChecks, assert_jsonable, one_line, skip_unless_ready
+from vsbench.conformance.harness import KitHarness, cause_of, target_from
 from vsbench.conformance.target import VnfTarget
-from vsbench.interfaces.plugin import PluginContext, PluginError
+from vsbench.interfaces.plugin import PluginError
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.runner import guard
 from vsbench.system import naming
-from vsbench.system.resources import ResourceStack
 
 FIXTURE_NAME = "conformance_vnf"
-#: Deadlines the kit calls the VNF under (a VNF in a VM boots slowly under TCG).
-POLICY = guard.DeadlinePolicy(start_s=600, configure_s=120, stop_s=120, call_s=60)
 
 
-def cause_of(exc: BaseException) -> BaseException:
-    return exc.cause if isinstance(exc, guard.PluginFault) else exc
-
-
-class VnfHarness:
-    def __init__(self, target: VnfTarget, tmp_path: Path) -> None:
-        self.target = target
-        self.tmp_path = tmp_path
-        try:
-            self.kit = KitTestbed.create()
-        except KitUnavailable as exc:
-            pytest.skip(f"the kit's testbed: {exc}")
-        self.before = ResourceSnapshot.take()
-        self.links_before = self.kit.dut_links()
-        self.stacks: list[ResourceStack] = []
-        self.vnfs: list[Any] = []
-        self.seen: dict[int, str] = {}
+class VnfHarness(KitHarness):
+    kind = "vnf"
+    # a VNF in a VM boots slowly under TCG
+    policy = guard.DeadlinePolicy(start_s=600, configure_s=120, stop_s=120, call_s=60)
 
     def vnf(self):
-        n = len(self.stacks)
-        stack = ResourceStack()
-        self.stacks.append(stack)
-        log_dir, work_dir = self.tmp_path / f"vnf{n}" / "logs", self.tmp_path / f"vnf{n}" / "work"
-        log_dir.mkdir(parents=True)
-        work_dir.mkdir(parents=True)
-        context = PluginContext(run_id=self.kit.run_id, settings=dict(self.target.settings or {}),
-                                log_dir=log_dir, resources=stack, run=self.target.run,
-                                dut_netns=self.kit.dut_netns, work_dir=work_dir)
-        vnf = guard.construct(self.target.plugin, context, POLICY, "vnf", f"vnf {self.target.name}")
-        self.vnfs.append(vnf)
-        return vnf, stack
+        return self.create()
 
     def started(self, *, register_stop: bool = True):
         vnf, stack = self.vnf()
@@ -88,29 +53,6 @@ class VnfHarness:
             self.observe()
         return vnf, stack
 
-    def observe(self) -> None:
-        for pid, start in ResourceSnapshot.take().descendants.items():
-            if self.before.descendants.get(pid) != start:
-                self.seen[pid] = start
-
-    def leaks(self, *, close: bool = True) -> list[str]:
-        if close:
-            for stack in reversed(self.stacks):
-                stack.close()
-        found = still_alive(self.seen)
-        found += ResourceSnapshot.take().new_open_fds(self.before, [self.tmp_path])
-        found += [f"process in the testbed's namespaces: {p}" for p in self.kit.processes_in_namespaces()]
-        found += [f"interface {name} in the DUT namespace" for name in sorted(self.kit.dut_links() - self.links_before)]
-        found += [f"mount {m}" for m in mounts_under([self.tmp_path])]
-        if self.target.leak_check is not None:
-            found += list(self.target.leak_check())
-        return found
-
-    def close(self) -> None:
-        for stack in reversed(self.stacks):
-            stack.close()
-        self.kit.close()
-
 
 class VnfConformance(PluginContractChecks):
     """Subclass me (``class TestMyVnf(VnfConformance): pass``) next to a ``conformance_vnf``
@@ -120,13 +62,7 @@ class VnfConformance(PluginContractChecks):
 
     @pytest.fixture
     def target(self, request: pytest.FixtureRequest) -> VnfTarget:
-        try:
-            value = request.getfixturevalue(FIXTURE_NAME)
-        except pytest.FixtureLookupError:
-            missing_fixture(request, FIXTURE_NAME, "VnfTarget")
-        if not isinstance(value, VnfTarget):
-            pytest.fail(f"{FIXTURE_NAME} must return a VnfTarget, got {type(value).__name__}", pytrace=False)
-        return value
+        return target_from(request, FIXTURE_NAME, VnfTarget)
 
     @pytest.fixture
     def harness(self, target: VnfTarget, tmp_path: Path):
