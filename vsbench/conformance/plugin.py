@@ -25,13 +25,10 @@ from typing import Any
 import pytest
 
 from vsbench.conformance import SUITE_MODULES
-from vsbench.conformance.report import (  # noqa: F401 - the report's hooks, registered with this plugin
-    pytest_configure,
-    pytest_runtest_makereport,
-    pytest_terminal_summary,
-)
 
 KINDS = tuple(SUITE_MODULES)
+#: The report in words comes with this plugin.
+pytest_plugins = ["vsbench.conformance.report"]
 #: The reference DUT a testbed generator (trafgen) is checked against, per port.
 REFERENCE_DUT_FPS = 20_000
 
