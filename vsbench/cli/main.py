@@ -397,6 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def build_conformance_parser() -> argparse.ArgumentParser:
+    from vsbench.cli import conformance
+
+    return conformance.build_parser(_Parser)
+
+
 #: Every command and the parser that defines it (the docs render each one's help from here;
 #: tests/unit/test_docs.py checks each is dispatched by main()).
 PARSERS = {
@@ -407,6 +413,7 @@ PARSERS = {
     "vsbench report": build_report_parser,
     "vsbench compare": build_compare_parser,
     "vsbench db": build_db_parser,
+    "vsbench conformance": build_conformance_parser,
 }
 
 
