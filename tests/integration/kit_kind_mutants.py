@@ -40,14 +40,6 @@ class LeavesAProcess(TcSwitch):
         self.orphan = spawn(["sleep", "300"])  # started, never registered, never stopped
 
 
-class NoSchema(TcSwitch):
-    settings_schema = None
-
-
-class OpenSchema(TcSwitch):
-    settings_schema = {"type": "object"}
-
-
 class BugOnMissingPort(TcSwitch):
     def add_port(self, bridge, spec):
         return {}["no such port " + spec.name]
@@ -58,10 +50,6 @@ class MultiLineError(TcSwitch):
         if spec.iface.startswith(self.context.run_id.join(("vsb", "nx"))):
             raise PluginError("tcswitch: port failed\nTraceback (most recent call last): ...")
         return super().add_port(bridge, spec)
-
-
-class OldApi(TcSwitch):
-    api_version = "0.9"
 
 
 class VnfDoesNotForward(PyFwd):
@@ -75,8 +63,8 @@ class VnfLeavesAProcess(PyFwd):
         self._proc = None  # forgets its process instead of ending it
 
 
-SWITCHES = {c.__name__: c for c in (TcSwitch, DoesNotForward, LeavesAnInterface, LeavesAProcess, NoSchema,
-                                    OpenSchema, BugOnMissingPort, MultiLineError, OldApi)}
+SWITCHES = {c.__name__: c for c in (TcSwitch, DoesNotForward, LeavesAnInterface, LeavesAProcess, BugOnMissingPort,
+                                    MultiLineError)}
 VNFS = {c.__name__: c for c in (PyFwd, VnfDoesNotForward, VnfLeavesAProcess)}
 
 
