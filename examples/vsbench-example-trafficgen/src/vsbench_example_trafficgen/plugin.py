@@ -21,8 +21,11 @@ Rules this file follows, and a vendor's plugin should too:
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
@@ -68,6 +71,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "connect_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 5},
     },
 }
+#: A UNIX socket's path must fit sockaddr_un.sun_path (108 bytes); the server first binds
+#: it with a ".tmp" suffix.
+MAX_UNIX_PATH_BYTES = 100
 #: Margin on top of a trial's duration for the server's answer (sending overruns, drain).
 REPLY_MARGIN_S = 10.0
 
@@ -183,6 +189,12 @@ class ToyGen(TrafficGenerator):
         work = Path(self.context.work_dir or self.context.log_dir)
         work.mkdir(parents=True, exist_ok=True)
         path = work / f"toygen-{self.context.run_id}.sock"
+        if len(os.fsencode(path)) > MAX_UNIX_PATH_BYTES:
+            # a deep work directory (a test's) is too long for a UNIX socket's address:
+            # a short private directory instead, removed at teardown (after the server ends)
+            short = Path(tempfile.mkdtemp(prefix=f"toygen-{self.context.run_id}-"))
+            self.context.resources.register("toygen socket directory", shutil.rmtree, short, ignore_errors=True)
+            path = short / "server.sock"
         argv = [self.cfg["python"] or sys.executable, "-m", "vsbench_example_trafficgen.server",
                 "--listen", f"unix:{path}"]
         if self.cfg["model_capacity_fps"] is not None:
