@@ -17,6 +17,8 @@ import pytest
 pytestmark = pytest.mark.integration
 
 HERE = Path(__file__).resolve().parent
+EXAMPLE_SOURCES = [HERE.parents[1] / "examples" / name / "src" for name in
+                   ("vsbench-example-vswitch", "vsbench-example-vnf")]
 
 if os.geteuid() != 0:
     pytest.skip("the kit's testbed needs root", allow_module_level=True)
@@ -28,8 +30,11 @@ def run_kit(tmp_path: Path, kind: str, mutant: str, select: str | None = None) -
             "--basetemp", str(tmp_path / "inner")]
     if select:
         argv += ["-k", select]
+    # the examples' sources on the path of the kit and of what the plugins start (pyfwd's
+    # forwarder is "python -m vsbench_example_vnf.forwarder"), as an installed package is
     env = {**os.environ, "KIT_MUTANT": mutant,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), *map(str, EXAMPLE_SOURCES),
+                                                       os.environ.get("PYTHONPATH")]))}
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
 
 
