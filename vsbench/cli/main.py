@@ -51,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
                "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials; "
                "'vsbench report RUN_DIR' (re)writes a run's report.html from its files; "
                "'vsbench compare RUN_A RUN_B' compares runs; 'vsbench db import|list|show|trend' uses the "
-               "results store. Exit codes: 0 ok, 1 a test failed to run, 2 bad input, 3 a threshold "
-               "failed, 130 interrupted.",
+               "results store; 'vsbench conformance --vswitch|--vnf|--trafficgen NAME' checks a plugin "
+               "against the plugin contract. Exit codes: 0 ok, 1 a test failed to run, 2 bad input, 3 a "
+               "threshold failed, 130 interrupted.",
     )
     parser.add_argument("--test", action="append", metavar="NAME", default=[],
                         help="testcase to run (repeatable); see --list")
@@ -373,6 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_compare(argv[1:], out)
         if argv and argv[0] == "db":
             return run_db(argv[1:], out)
+        if argv and argv[0] == "conformance":
+            from vsbench.cli import conformance
+
+            return conformance.run(argv[1:], _Parser)
         return run_main(argv, out, err)
     except (UsageError, cfg.ConfigError, plugins.UnknownPluginError) as exc:
         _error(err, str(exc))
@@ -392,6 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def build_conformance_parser() -> argparse.ArgumentParser:
+    from vsbench.cli import conformance
+
+    return conformance.build_parser(_Parser)
+
+
 #: Every command and the parser that defines it (the docs render each one's help from here;
 #: tests/unit/test_docs.py checks each is dispatched by main()).
 PARSERS = {
@@ -402,6 +413,7 @@ PARSERS = {
     "vsbench report": build_report_parser,
     "vsbench compare": build_compare_parser,
     "vsbench db": build_db_parser,
+    "vsbench conformance": build_conformance_parser,
 }
 
 

@@ -1,25 +1,36 @@
-"""Conformance kit: does a traffic generator plugin honour the trial contract?
+"""Conformance kit: does a plugin honour its contract? One suite per kind.
 
-A vendor (or a built-in plugin's author) describes a configured generator and the device
-under test it reaches -- usually a protocol-faithful fake of their generator that models a
-DUT -- as a :class:`ConformanceTarget`, returns it from a pytest fixture named
-``conformance_generator``, and runs the suite::
+* :class:`~vsbench.conformance.switch_suite.VSwitchConformance` -- a vSwitch, checked on the
+  kit's own embedded testbed (starts/stops, forwards, statistics, bulk rules, teardown);
+* :class:`~vsbench.conformance.vnf_suite.VnfConformance` -- a VNF, likewise;
+* :class:`~vsbench.conformance.suite.TrafficGeneratorConformance` -- a traffic generator
+  against a DUT of known capacity (a fake of the vendor's generator that models one, or the
+  kit's reference DUT on the testbed).
 
-    pytest -p my_fixtures --pyargs vsbench.conformance      # my_fixtures defines the fixture
+Every suite also checks the class itself (plugin API, description, settings schema,
+prerequisites). Three ways to run them:
 
-or, in their own test tree::
+* ``vsbench conformance --vswitch NAME`` (``--vnf``, ``--trafficgen``): the installed plugin
+  with its configured settings, and a report in words;
+* ``pytest -p vsbench.conformance.plugin --pyargs vsbench.conformance.test_vswitch_conformance
+  --vsbench-vswitch NAME`` -- the same, inside pytest;
+* in your own tests: a fixture ``conformance_vswitch`` (``conformance_vnf``,
+  ``conformance_generator``) returning a :class:`VSwitchTarget` (:class:`VnfTarget`,
+  :class:`ConformanceTarget`) and ``class TestMine(VSwitchConformance): pass``.
 
-    from vsbench.conformance.suite import TrafficGeneratorConformance
-
-    class TestMyGenerator(TrafficGeneratorConformance):
-        pass                                   # conformance_generator from conftest.py
-
-See ``docs/conformance.md``. This module has no pytest dependency; :mod:`.suite` has.
+See ``docs/conformance.rst``. This module has no pytest dependency; the suites have.
 """
 
 from __future__ import annotations
 
-from vsbench.conformance.target import ConformanceTarget
 from vsbench.conformance.leaks import ResourceSnapshot
+from vsbench.conformance.target import ConformanceTarget, VnfTarget, VSwitchTarget
 
-__all__ = ["ConformanceTarget", "ResourceSnapshot"]
+__all__ = ["ConformanceTarget", "ResourceSnapshot", "SUITE_MODULES", "VSwitchTarget", "VnfTarget"]
+
+#: The suite module of each plugin kind (collected with ``--pyargs``).
+SUITE_MODULES = {
+    "vswitch": "vsbench.conformance.test_vswitch_conformance",
+    "vnf": "vsbench.conformance.test_vnf_conformance",
+    "trafficgen": "vsbench.conformance.test_trafficgen_conformance",
+}

@@ -26,6 +26,8 @@ from typing import Any, Mapping
 
 import pytest
 
+from vsbench.conformance.contract import PluginContractChecks
+from vsbench.conformance.harness import target_from
 from vsbench.conformance.leaks import ResourceSnapshot, still_alive
 from vsbench.conformance.target import ConformanceTarget
 from vsbench.interfaces.plugin import PluginContext, PluginError
@@ -118,25 +120,16 @@ def _loads(target: ConformanceTarget, gen: TrafficGenerator) -> tuple[float, flo
     return below, (above if above <= limit else None)
 
 
-class TrafficGeneratorConformance:
+class TrafficGeneratorConformance(PluginContractChecks):
     """Subclass me (``class TestMyGen(TrafficGeneratorConformance): pass``)."""
+
+    kind = "trafficgen"
 
     # ------------------------------------------------------------------ fixtures
 
     @pytest.fixture
     def target(self, request: pytest.FixtureRequest) -> ConformanceTarget:
-        try:
-            value = request.getfixturevalue(FIXTURE_NAME)
-        except pytest.FixtureLookupError:
-            pytest.fail(
-                f"no fixture {FIXTURE_NAME!r}: define one returning a "
-                "vsbench.conformance.ConformanceTarget (see docs/conformance.md)",
-                pytrace=False,
-            )
-        if not isinstance(value, ConformanceTarget):
-            pytest.fail(f"{FIXTURE_NAME} must return a ConformanceTarget, got {type(value).__name__}",
-                        pytrace=False)
-        return value
+        return target_from(request, FIXTURE_NAME, ConformanceTarget)
 
     @pytest.fixture
     def harness(self, target: ConformanceTarget, tmp_path: Path):
@@ -155,6 +148,7 @@ class TrafficGeneratorConformance:
     # ------------------------------------------------------------------ capabilities
 
     def test_capabilities_are_consistent(self, harness: Harness) -> None:
+        """Its capabilities are consistent: ports, flows, directions and latency support fit the profile."""
         gen, _ = harness.generator()
         caps = gen.capabilities()
         profile = harness.target.profile
@@ -169,6 +163,7 @@ class TrafficGeneratorConformance:
     # ------------------------------------------------------------------ units and counters
 
     def test_trial_echoes_what_was_asked(self, harness: Harness) -> None:
+        """A trial's result echoes what was asked (load, duration, frame size) with whole, non-negative counters that add up per direction."""
         gen, _ = harness.started()
         below, _ = _loads(harness.target, gen)
         r = self._trial(harness, gen, below)
@@ -191,6 +186,7 @@ class TrafficGeneratorConformance:
             assert r.effective_duration_s >= 0.9 * harness.target.trial_duration_s
 
     def test_load_is_aggregate_frames_per_second(self, harness: Harness) -> None:
+        """The load is aggregate frames/s over all directions, split evenly (not per direction, Mpps or percent)."""
         gen, _ = harness.started()
         below, _ = _loads(harness.target, gen)
         r = self._trial(harness, gen, below)
@@ -205,6 +201,7 @@ class TrafficGeneratorConformance:
                 f"evenly over directions")
 
     def test_no_loss_below_capacity(self, harness: Harness) -> None:
+        """Below the DUT's capacity nothing is lost, and never more is received than sent."""
         gen, _ = harness.started()
         below, _ = _loads(harness.target, gen)
         r = self._trial(harness, gen, below)
@@ -215,6 +212,7 @@ class TrafficGeneratorConformance:
             f"{harness.target.dut_capacity_fps:.0f} fps")
 
     def test_loss_above_capacity(self, harness: Harness) -> None:
+        """Above the DUT's capacity the loss shows, and what is received matches the capacity."""
         gen, _ = harness.started()
         _, above = _loads(harness.target, gen)
         if above is None:
@@ -231,6 +229,7 @@ class TrafficGeneratorConformance:
             f"received {r.rx_frames}, the DUT forwards {low:.0f}..{high:.0f} in the trial")
 
     def test_trials_do_not_accumulate(self, harness: Harness) -> None:
+        """Counters start from zero each trial: two trials at one load send the same."""
         gen, _ = harness.started()
         below, _ = _loads(harness.target, gen)
         first = self._trial(harness, gen, below)
@@ -247,6 +246,7 @@ class TrafficGeneratorConformance:
         assert second.rx_frames <= second.tx_frames
 
     def test_generator_limited_trial_keeps_real_counters(self, harness: Harness) -> None:
+        """Asked for more than it can send, it returns the frames it really sent, so the trial is marked invalid rather than counted as DUT loss."""
         limit = harness.target.generator_limit_fps
         if not limit:
             pytest.skip("the target declares no generator_limit_fps")
@@ -271,6 +271,7 @@ class TrafficGeneratorConformance:
     # ------------------------------------------------------------------ latency
 
     def test_latency_is_in_nanoseconds(self, harness: Harness) -> None:
+        """Latency is returned when promised (and only then), in nanoseconds."""
         gen, _ = harness.started()
         caps = gen.capabilities()
         below, _ = _loads(harness.target, gen)
@@ -313,6 +314,7 @@ class TrafficGeneratorConformance:
                 f"latency {centre:g} ns outside the modelled {lo:g}..{hi:g} ns: units not ns?")
 
     def test_latency_floor_is_a_probes_only_trial(self, harness: Harness) -> None:
+        """Its own latency floor, if claimed, is a probes-only trial over a loop that bypasses the DUT."""
         gen, _ = harness.started()
         caps = gen.capabilities()
         if not caps.latency_floor:
@@ -338,6 +340,7 @@ class TrafficGeneratorConformance:
     # ------------------------------------------------------------------ teardown and errors
 
     def test_stop_releases_everything(self, harness: Harness) -> None:
+        """stop() (called twice) releases every process, socket and file it used."""
         gen, stack = harness.started()
         below, _ = _loads(harness.target, gen)
         self._trial(harness, gen, below)
@@ -348,6 +351,7 @@ class TrafficGeneratorConformance:
         assert not leaks, "left behind after stop(): " + "; ".join(leaks)
 
     def test_registered_teardown_releases_everything(self, harness: Harness) -> None:
+        """The run's teardown alone, without stop(), releases every process, socket and file."""
         gen, stack = harness.started()
         below, _ = _loads(harness.target, gen)
         self._trial(harness, gen, below)
@@ -356,6 +360,7 @@ class TrafficGeneratorConformance:
         assert not leaks, "left behind after the resource stack closed: " + "; ".join(leaks)
 
     def test_unreachable_generator_is_a_one_line_error(self, harness: Harness) -> None:
+        """An unreachable generator is a one-line PluginError naming the generator and its address, and leaves nothing behind."""
         target = harness.target
         if target.unreachable_settings is None:
             pytest.skip("the target declares no unreachable_settings")
@@ -377,6 +382,7 @@ class TrafficGeneratorConformance:
         assert not leaks, "left behind after the failed start: " + "; ".join(leaks)
 
     def test_warm_up_runs(self, harness: Harness) -> None:
+        """warm_up() sends the flow set at a low rate without error."""
         gen, _ = harness.started()
         below, _ = _loads(harness.target, gen)
         gen.warm_up(min(below, 0.1 * harness.target.dut_capacity_fps), harness.target.trial_duration_s)

@@ -1,7 +1,7 @@
-"""Collected by ``pytest -p <your fixtures module> --pyargs vsbench.conformance``.
-
-The fixture ``conformance_generator`` must come from a plugin module given with ``-p`` (or a
-``conftest.py`` that pytest loads for this run); see docs/conformance.md.
+"""Collected by ``pytest -p vsbench.conformance.plugin --pyargs
+vsbench.conformance.test_trafficgen_conformance --vsbench-trafficgen NAME`` (what ``vsbench
+conformance --trafficgen NAME`` runs), or with a ``conformance_generator`` fixture of your
+own given with ``-p`` or in a ``conftest.py``; see docs/conformance.rst.
 """
 
 from vsbench.conformance.suite import TrafficGeneratorConformance

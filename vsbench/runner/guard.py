@@ -218,10 +218,11 @@ def plugin_label(cls: type, kind: str | None = None) -> str:
 
 
 def construct(cls: type[Plugin], context: PluginContext, policy: DeadlinePolicy,
-              kind: str | None = None) -> GuardedPlugin:
-    """Instantiate ``cls`` with ``context`` (its resources guarded) under the guard."""
+              kind: str | None = None, label: str | None = None) -> GuardedPlugin:
+    """Instantiate ``cls`` with ``context`` (its resources guarded) under the guard;
+    ``label`` names it in errors (default: kind and entry-point name)."""
     own = policy.for_plugin(cls)
-    label = plugin_label(cls, kind)
+    label = label or plugin_label(cls, kind)
     guarded_context = PluginContext(
         run_id=context.run_id,
         settings=context.settings,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces import PluginError, Prerequisite, SwitchPort, Vnf
+from vsbench.interfaces.host.netlink import NetlinkError, list_links
 
 from . import model
 from .kernel import KernelRouter, RenderError, fib_slab_bytes
@@ -70,6 +71,13 @@ class VRouter(Vnf):
         if not netns:
             raise PluginError("vrouter: the kernel data plane runs only inside a DUT network namespace "
                               "(the embedded testbed); on a real host it would rewrite the host's routes")
+        try:
+            present = set(list_links(netns))
+        except NetlinkError as exc:
+            raise PluginError(f"vrouter: cannot list the interfaces of {netns}: {exc}") from None
+        missing = [p.spec.iface or p.name for p in ports if (p.spec.iface or p.name) not in present]
+        if missing:  # found here, not at the first apply(): start() is what was asked to use them
+            raise PluginError(f"vrouter: no interface {', '.join(missing)} in {netns}")
         self._ports = list(ports)
         self._router = KernelRouter(netns)
         self.context.resources.register(f"vrouter {netns}", self.stop)

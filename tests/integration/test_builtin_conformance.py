@@ -1,0 +1,97 @@
+"""The conformance kit on the built-in plugins that can run on this machine's testbed.
+
+Each plugin is checked the way a vendor's is (``vsbench conformance``'s suites, the kit's
+own netns testbed): the switches linux_bridge and ovs_dpdk, the VNF vrouter (given routes to
+the kit's testbed, as its deployment gives them), the placeholder VNF none, and trafgen
+against the kit's reference DUT. ovs_kernel and ovs_tc need kernel modules this kernel lacks
+(their class checks still run; the kernel lab runs them for real); ``external`` manages no
+DUT, so only its class is checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+from vsbench.conformance import VnfTarget, VSwitchTarget
+from vsbench.conformance.contract import PluginContractChecks
+from vsbench.conformance.switch_suite import VSwitchConformance
+from vsbench.conformance.vnf_suite import VnfConformance
+from vsbench.deployment.routed import EAST_BASE, WEST_BASE, router_model
+from vsbench.interfaces import FlowFields
+from vsbench.runner import config as cfg
+from vsbench.runner import plugins
+
+pytestmark = pytest.mark.integration
+
+if os.geteuid() != 0:
+    pytest.skip("the kit's testbed needs root", allow_module_level=True)
+
+
+def settings(kind: str, name: str) -> dict:
+    """The plugin's settings as a run would give them (conf/ defaults)."""
+    config = cfg.load_layers(cfg.default_conf_dir(), [])
+    return dict(((config.get(kind) or {}).get(name)) or {})
+
+
+def switch_target(name: str, **extra) -> VSwitchTarget:
+    return VSwitchTarget(name=name, plugin=plugins.load("vswitch", name), settings=settings("vswitch", name), **extra)
+
+
+class TestLinuxBridge(VSwitchConformance):
+    @pytest.fixture
+    def conformance_vswitch(self):
+        return switch_target("linux_bridge")
+
+
+class TestOvsDpdk(VSwitchConformance):
+    @pytest.fixture
+    def conformance_vswitch(self):
+        return switch_target("ovs_dpdk")
+
+
+class TestOvsKernel(VSwitchConformance):
+    """Skips what needs the openvswitch module on a kernel without it (the class checks run)."""
+
+    @pytest.fixture
+    def conformance_vswitch(self):
+        return switch_target("ovs_kernel")
+
+
+class TestOvsTc(VSwitchConformance):
+    @pytest.fixture
+    def conformance_vswitch(self):
+        return switch_target("ovs_tc")
+
+
+class TestExternalClass(PluginContractChecks):
+    """A DUT vsbench does not manage forwards nothing on the kit's testbed: its class only."""
+
+    kind = "vswitch"
+
+    @pytest.fixture
+    def target(self):
+        return switch_target("external")
+
+
+def route_to_the_kit(vnf, kit) -> None:
+    """What phy_router_phy gives the router: routes between the two testbed ports."""
+    links = kit.testbed.links
+    vnf.apply(router_model(routes=1, nexthops=1, flows=1, ports=[l.dut_iface for l in links],
+                           peer_macs=[l.tg_mac for l in links]))
+
+
+class TestVRouter(VnfConformance):
+    @pytest.fixture
+    def conformance_vnf(self):
+        fields = dataclasses.replace(FlowFields(), src_ip=str(WEST_BASE), dst_ip=str(EAST_BASE))
+        return VnfTarget(name="vrouter", plugin=plugins.load("vnf", "vrouter"), settings=settings("vnf", "vrouter"),
+                         fields=fields, prepare=route_to_the_kit, to_port_mac=True)
+
+
+class TestNoVnf(VnfConformance):
+    @pytest.fixture
+    def conformance_vnf(self):
+        return VnfTarget(name="none", plugin=plugins.load("vnf", "none"), settings={}, forwards=False)

@@ -1,0 +1,128 @@
+"""The example vendor packages work as a vendor's would (issue 11, "Done when").
+
+vsbench's wheel and each package under examples/ are built and installed (``--no-deps``)
+into a fresh venv whose dependencies come from the test venv (a ``.pth`` line, as in
+test_wheel_install.py), and everything runs from ``/`` with that venv's ``vsbench``:
+``--list-plugins`` shows the three plugins as third-party; ``vsbench conformance`` passes
+for each; each package's own tests pass; ``phy2phy_tput`` runs with the example switch and
+generator together on the embedded testbed (the switch shaped to a known capacity, which the
+search must find), and with the generator against its own fake.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = {  # kind: (package directory and distribution, plugin name)
+    "vswitch": ("vsbench-example-vswitch", "tcswitch"),
+    "vnf": ("vsbench-example-vnf", "pyfwd"),
+    "trafficgen": ("vsbench-example-trafficgen", "toygen"),
+}
+#: tcswitch shapes each port to 20 kframes/s of 64 B frames (tbf counts 60 B per frame).
+PER_PORT_FPS = 20_000
+SHORT = "frame_sizes=[64];trial_duration=1;latency.enabled=false;warmup_s=0;search.max_trials_per_load=3"
+
+if os.geteuid() != 0:
+    pytest.skip("needs root (the testbed, the kit's testbed)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> dict:
+    """A fresh venv with vsbench and the three examples installed as wheels."""
+    tmp = tmp_path_factory.mktemp("examples")
+    dist = tmp / "dist"
+    sources = {}
+    for kind, (package, _) in EXAMPLES.items():
+        # built from a copy: the build writes egg-info next to the sources
+        sources[kind] = shutil.copytree(ROOT / "examples" / package, tmp / package,
+                                        ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build"))
+    for source in [ROOT, *sources.values()]:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(source)],
+                       check=True, capture_output=True, timeout=600)
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  check=True, capture_output=True, text=True).stdout.strip())
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                    *map(str, sorted(dist.glob("*.whl")))], check=True, capture_output=True, timeout=300)
+    (purelib / "zz_vsbench_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return {"bin": venv / "bin", "sources": sources, "tmp": tmp}
+
+
+def run(venv: dict, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("VSBENCH_HOME", "PYTHONPATH")}
+    return subprocess.run([str(venv["bin"] / args[0]), *args[1:]], cwd="/", capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def test_list_plugins_shows_the_examples_as_third_party(venv):
+    done = run(venv, "vsbench", "--list-plugins")
+    assert done.returncode == 0, done.stderr
+    for kind, (package, name) in EXAMPLES.items():
+        line = next(l for l in done.stdout.splitlines() if f" {name} " in l)
+        for text in (kind, package, "0.1.0", "third-party", "1.0"):
+            assert text in line, (text, line)
+    assert "built-in" in next(l for l in done.stdout.splitlines() if " linux_bridge " in l)
+
+
+@pytest.mark.parametrize("kind", list(EXAMPLES))
+def test_the_examples_pass_the_conformance_kit(venv, kind):
+    name = EXAMPLES[kind][1]
+    done = run(venv, "vsbench", "conformance", f"--{kind}", name)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    report = done.stdout[done.stdout.index(f"vsbench conformance report: {kind} {name}"):]
+    assert " 0 failed" in report and "FAIL " not in report, report
+
+
+@pytest.mark.parametrize("kind", list(EXAMPLES))
+def test_each_example_passes_its_own_tests(venv, kind):
+    tests = venv["sources"][kind] / "tests"
+    done = run(venv, "python", "-m", "pytest", "-q", "--tb=line", "-p", "no:cacheprovider", "--rootdir",
+               str(tests.parent), "--basetemp", str(venv["tmp"] / f"own-{kind}"), str(tests))
+    assert done.returncode == 0, done.stdout[-6000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+def results_of(results_dir: Path) -> dict:
+    (run_dir,) = results_dir.iterdir()
+    return json.loads((run_dir / "results.json").read_text())
+
+
+def test_phy2phy_tput_with_the_example_switch_and_generator(venv, tmp_path):
+    conf = tmp_path / "conf.yaml"
+    conf.write_text(yaml.safe_dump({"vswitch": {"tcswitch": {"egress_limit_bps": PER_PORT_FPS * 60 * 8}}}))
+    done = run(venv, "vsbench", "--test", "phy2phy_tput", "--vswitch", "tcswitch", "--trafficgen", "toygen",
+               "--conf-file", str(conf), "--results-dir", str(tmp_path / "results"), "--test-params", SHORT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    (fs,) = results_of(tmp_path / "results")["tests"][0]["frame_sizes"]
+    ndr = next(p for p in fs["points"] if p["name"] == "NDR")["throughput_fps"]
+    capacity = 2 * PER_PORT_FPS
+    print(f"example switch and generator: NDR {ndr:.0f} fps through a {capacity} fps switch")
+    assert 0.5 * capacity <= ndr <= 1.05 * capacity, f"NDR {ndr} fps through a {capacity} fps switch"
+
+
+def test_phy2phy_tput_against_the_generators_own_fake(venv, tmp_path):
+    capacity = 200_000
+    conf = tmp_path / "conf.yaml"
+    conf.write_text(yaml.safe_dump({"trafficgen": {"toygen": {"model_capacity_fps": capacity}}}))
+    done = run(venv, "vsbench", "--test", "phy2phy_tput", "--vswitch", "external", "--trafficgen", "toygen",
+               "--conf-file", str(conf), "--results-dir", str(tmp_path / "results"),
+               "--test-params", SHORT.replace("trial_duration=1", "trial_duration=0.5"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    (fs,) = results_of(tmp_path / "results")["tests"][0]["frame_sizes"]
+    ndr = next(p for p in fs["points"] if p["name"] == "NDR")["throughput_fps"]
+    print(f"example generator against its own fake: NDR {ndr:.0f} fps, the fake models {capacity} fps")
+    assert 0.99 * capacity <= ndr <= 1.001 * capacity, f"NDR {ndr} fps, the fake models {capacity} fps"
