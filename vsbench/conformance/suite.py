@@ -40,6 +40,10 @@ FIXTURE_NAME = "conformance_generator"
 ENGINE_MIN_TX_SHARE = 0.999
 #: A second trial sending this much faster than the first carried the first one's counters over.
 ACCUMULATION_RATIO = 1.5
+#: Loss above capacity is judged only on a trial that offered this much above the capacity...
+OFFERED_ABOVE_MARGIN = 0.1
+#: ...and a trial that did not is run again this many times in all.
+ABOVE_CAPACITY_ATTEMPTS = 2
 
 
 class Harness:
@@ -217,9 +221,22 @@ class TrafficGeneratorConformance(PluginContractChecks):
         _, above = _loads(harness.target, gen)
         if above is None:
             pytest.skip("the generator cannot offer 1.5x the DUT capacity")
-        r = self._trial(harness, gen, above)
+        capacity = harness.target.dut_capacity_fps
+        for _attempt in range(ABOVE_CAPACITY_ATTEMPTS):
+            r = self._trial(harness, gen, above)
+            # What reached the DUT, not what was asked: a software generator on a loaded host
+            # may spread its frames over a longer span and never really exceed the capacity.
+            offered = r.tx_frames / _send_span_s(harness, r)
+            if offered > capacity * (1 + OFFERED_ABOVE_MARGIN):
+                break
+        else:
+            pytest.skip(f"asked {above:.0f} fps, the generator offered only {offered:.0f} fps "
+                        f"(DUT capacity {capacity:.0f} fps) in {ABOVE_CAPACITY_ATTEMPTS} trials: "
+                        f"the host is too busy to test loss above capacity")
         assert r.rx_frames <= r.tx_frames
-        assert r.rx_frames < r.tx_frames, f"no loss at {above:.0f} fps, 1.5x the DUT capacity"
+        assert r.rx_frames < r.tx_frames, (
+            f"no loss at {offered:.0f} fps offered ({above:.0f} asked), above the DUT capacity "
+            f"{capacity:.0f} fps")
         # A rate-limited DUT forwards its capacity for as long as frames kept arriving, which
         # on a loaded host can be longer than the nominal trial (tx_duration_s says how long).
         low = harness.target.dut_capacity_fps * harness.target.trial_duration_s
