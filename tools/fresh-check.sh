@@ -9,6 +9,8 @@
 #   --cached    reuse the rootfs tarball of an earlier run (under a day old)
 #   --keep      keep the work dir (rootfs, logs) for inspection
 #   extra arguments after -- go to tools/quickstart.sh (vsbench)
+#   VSBENCH_FRESH_TESTBED_LOCK=FILE   install first, then wait for a flock on FILE before
+#                                        the steps that use the testbed (see tools/test.sh)
 #
 # What it does: mmdebstrap builds a Debian 12 rootfs ("important" priority, like a fresh
 # install) from the host's Debian mirror; a clean `git clone` of this checkout's HEAD goes
@@ -86,6 +88,18 @@ if [ "$inner" = 1 ]; then
     return "$status"
   }
 
+  # VSBENCH_FRESH_TESTBED_LOCK=FILE: the steps that build namespaces or forward traffic
+  # (doctor, the quick start) first wait for a flock on FILE and hold it to the end, so a
+  # caller can run the installation beside other work and the testbed steps after it
+  # (tools/test.sh does, during its integration tests).
+  testbed_lock() {
+    [ -n "${VSBENCH_FRESH_TESTBED_LOCK:-}" ] || return 0
+    local waited=$SECONDS
+    exec 9>>"$VSBENCH_FRESH_TESTBED_LOCK"
+    flock 9
+    say "testbed lock $VSBENCH_FRESH_TESTBED_LOCK taken after $((SECONDS - waited)) s"
+  }
+
   # processes whose root is the rootfs: what the commands left running
   leftover_pids() {
     local d r real_root
@@ -109,12 +123,14 @@ if [ "$inner" = 1 ]; then
   case "$mode" in
     ci)
       step setup tools/setup.sh || status=$?
+      [ "$status" = 0 ] && testbed_lock
       [ "$status" = 0 ] && { step doctor .venv/bin/vsbench doctor || status=$?; }
       [ "$status" = 0 ] && { step quickstart tools/quickstart.sh \
           --test-params "frame_sizes=[64];trial_duration=1;latency.trial_duration_s=1" \
           "${qs_args[@]}" || status=$?; }
       ;;
     *)
+      testbed_lock
       step quickstart tools/quickstart.sh "${qs_args[@]}" || status=$?
       if [ "$mode" != quickstart ]; then
         test_args=()
