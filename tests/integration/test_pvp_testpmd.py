@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from run_helpers import assert_nothing_left, assert_reproducible_and_clean, build_plans, require, run
+from run_helpers import PVP_SEARCH, assert_nothing_left, assert_reproducible_and_clean, build_plans, require, run
 from vsbench.system import cpu
 
 pytestmark = pytest.mark.integration
@@ -81,7 +81,7 @@ def test_pvp_tput_ovs_dpdk_testpmd(tmp_path):
     pages = int(HUGEPAGES.read_text())
     outcome = run(tmp_path, build_plans("pvp_tput", "ovs_dpdk",
                                         "frame_sizes=[64];trial_duration=1;warmup_s=1;relative_width=0.2;"
-                                        "latency.enabled=false"))
+                                        "latency.enabled=false;" + PVP_SEARCH))
     assert outcome.code == 0, outcome.console
     test = _check_vnf_run(outcome, "pvp", 1, 2)
     assert test["topology"]["vnf_port_kind"] == "vhostuser"
