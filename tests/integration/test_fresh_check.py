@@ -2,8 +2,8 @@
 tools/setup.sh installs everything, ``vsbench doctor`` finds nothing missing, a one-frame-size
 quick start on OvS-DPDK ends with its table and exit 0, and nothing is left behind.
 
-About 4-5 minutes, mostly apt and pip in the rootfs (whose tarball is cached under
-/var/tmp/vsbench-fresh for a day).
+A few minutes (279 s once here on a loaded machine; its setup step alone took 64 s another
+time; the rootfs tarball is cached under /var/tmp/vsbench-fresh for a day).
 tools/test.sh runs it beside its other phases: the check installs while the unit tests
 run, then waits (VSBENCH_FRESH_TESTBED_LOCK) for the integration tests to end before its
 doctor and quick start -- hence a timeout that covers that wait.
