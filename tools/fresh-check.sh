@@ -6,6 +6,7 @@
 #   tools/fresh-check.sh --quick         tools/quickstart.sh, then tools/test.sh --quick
 #   tools/fresh-check.sh --ci            the light variant CI runs: tools/setup.sh,
 #                                        vsbench doctor, a one-frame-size quick start
+#                                        (coarse search: 5 % width)
 #   --cached    reuse the rootfs tarball of an earlier run (under a day old)
 #   --keep      keep the work dir (rootfs, logs) for inspection
 #   extra arguments after -- go to tools/quickstart.sh (vsbench)
@@ -126,7 +127,7 @@ if [ "$inner" = 1 ]; then
       [ "$status" = 0 ] && testbed_lock
       [ "$status" = 0 ] && { step doctor .venv/bin/vsbench doctor || status=$?; }
       [ "$status" = 0 ] && { step quickstart tools/quickstart.sh \
-          --test-params "frame_sizes=[64];trial_duration=1;latency.trial_duration_s=1" \
+          --test-params "frame_sizes=[64];trial_duration=1;latency.trial_duration_s=1;search.relative_width=0.05" \
           "${qs_args[@]}" || status=$?; }
       ;;
     *)
