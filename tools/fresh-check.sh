@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --inner) inner=1 ;;
     --) shift; qs_args=("$@"); break ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "tools/fresh-check.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
