@@ -6,9 +6,12 @@
 #   tools/fresh-check.sh --quick         tools/quickstart.sh, then tools/test.sh --quick
 #   tools/fresh-check.sh --ci            the light variant CI runs: tools/setup.sh,
 #                                        vsbench doctor, a one-frame-size quick start
+#                                        (coarse search: 5 % width)
 #   --cached    reuse the rootfs tarball of an earlier run (under a day old)
 #   --keep      keep the work dir (rootfs, logs) for inspection
 #   extra arguments after -- go to tools/quickstart.sh (vsbench)
+#   VSBENCH_FRESH_TESTBED_LOCK=FILE   install first, then wait for a flock on FILE before
+#                                        the steps that use the testbed (see tools/test.sh)
 #
 # What it does: mmdebstrap builds a Debian 12 rootfs ("important" priority, like a fresh
 # install) from the host's Debian mirror; a clean `git clone` of this checkout's HEAD goes
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --inner) inner=1 ;;
     --) shift; qs_args=("$@"); break ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "tools/fresh-check.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -86,6 +89,18 @@ if [ "$inner" = 1 ]; then
     return "$status"
   }
 
+  # VSBENCH_FRESH_TESTBED_LOCK=FILE: the steps that build namespaces or forward traffic
+  # (doctor, the quick start) first wait for a flock on FILE and hold it to the end, so a
+  # caller can run the installation beside other work and the testbed steps after it
+  # (tools/test.sh does, during its integration tests).
+  testbed_lock() {
+    [ -n "${VSBENCH_FRESH_TESTBED_LOCK:-}" ] || return 0
+    local waited=$SECONDS
+    exec 9>>"$VSBENCH_FRESH_TESTBED_LOCK"
+    flock 9
+    say "testbed lock $VSBENCH_FRESH_TESTBED_LOCK taken after $((SECONDS - waited)) s"
+  }
+
   # processes whose root is the rootfs: what the commands left running
   leftover_pids() {
     local d r real_root
@@ -109,12 +124,14 @@ if [ "$inner" = 1 ]; then
   case "$mode" in
     ci)
       step setup tools/setup.sh || status=$?
+      [ "$status" = 0 ] && testbed_lock
       [ "$status" = 0 ] && { step doctor .venv/bin/vsbench doctor || status=$?; }
       [ "$status" = 0 ] && { step quickstart tools/quickstart.sh \
-          --test-params "frame_sizes=[64];trial_duration=1;latency.trial_duration_s=1" \
+          --test-params "frame_sizes=[64];trial_duration=1;latency.trial_duration_s=1;search.relative_width=0.05" \
           "${qs_args[@]}" || status=$?; }
       ;;
     *)
+      testbed_lock
       step quickstart tools/quickstart.sh "${qs_args[@]}" || status=$?
       if [ "$mode" != quickstart ]; then
         test_args=()

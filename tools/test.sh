@@ -8,6 +8,8 @@
 # Tests that time no real traffic (unit tests, the generator fakes) run on several workers:
 # they mostly wait on sockets and subprocesses. Tests marked `integration` measure the real
 # embedded testbed and run one at a time, after them, so nothing else competes for the cores.
+# The fresh-machine check installs into its rootfs beside them and runs its quick start
+# after them, on its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --test
@@ -23,12 +25,34 @@ if [ $# -gt 0 ]; then
 fi
 
 status=0
+begin=$SECONDS
+# The fresh-machine check (test_fresh_check.py, minutes of mmdebstrap, apt and pip in a
+# clean rootfs) needs the testbed only for its last steps: it starts now, beside the unit
+# tests, and its doctor and quick start wait for this lock, which is held until the
+# integration tests are done. Its own process group, so an interrupt here reaches it.
+fresh_test=tests/integration/test_fresh_check.py
+phase_lock=$(mktemp "${TMPDIR:-/tmp}/vsbench-test-lock.XXXXXX")
+fresh_log=$(mktemp "${TMPDIR:-/tmp}/vsbench-test-fresh.XXXXXX")
+exec 8>"$phase_lock"
+flock 8
+set -m
+VSBENCH_FRESH_TESTBED_LOCK=$phase_lock "${pytest[@]}" -m integration "$fresh_test" </dev/null >"$fresh_log" 2>&1 8>&- &
+fresh_pid=$!
+set +m
+trap '[ -z "$fresh_pid" ] || kill -INT -- "-$fresh_pid" 2>/dev/null; rm -f "$phase_lock" "$fresh_log"' EXIT
+
 start=$SECONDS
 "${pytest[@]}" "${workers[@]}" -m "not integration" tests || status=$?
 echo "tools/test.sh: tests without the testbed took $((SECONDS - start)) s"
 start=$SECONDS
-"${pytest[@]}" -m integration tests || status=$?
+"${pytest[@]}" -m integration --ignore "$fresh_test" tests || status=$?
 echo "tools/test.sh: testbed integration tests took $((SECONDS - start)) s"
+flock -u 8
+start=$SECONDS
+wait "$fresh_pid" || status=$?
+fresh_pid=
+cat "$fresh_log"
+echo "tools/test.sh: fresh-machine check took $((SECONDS - begin)) s from the start, $((SECONDS - start)) s after the integration tests"
 if [ "$status" -eq 0 ] && [ -x tools/kernel-lab/run-tests ]; then
   start=$SECONDS
   tools/kernel-lab/run-tests || status=$?

@@ -50,7 +50,7 @@ def test_phy2phy_tput_64b(tmp_path, vswitch):
 def test_phy2phy_cont_linux_bridge(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"))
     outcome = run(tmp_path, build_plans(
-        "phy2phy_cont", "linux_bridge", "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000"))
+        "phy2phy_cont", "linux_bridge", "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
     [fs] = outcome.results()["tests"][0]["frame_sizes"]
     [point] = fs["points"]

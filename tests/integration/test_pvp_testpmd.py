@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from run_helpers import assert_nothing_left, assert_reproducible_and_clean, build_plans, require, run
+from run_helpers import PVP_SEARCH, assert_nothing_left, assert_reproducible_and_clean, build_plans, require, run
 from vsbench.system import cpu
 
 pytestmark = pytest.mark.integration
@@ -81,7 +81,7 @@ def test_pvp_tput_ovs_dpdk_testpmd(tmp_path):
     pages = int(HUGEPAGES.read_text())
     outcome = run(tmp_path, build_plans("pvp_tput", "ovs_dpdk",
                                         "frame_sizes=[64];trial_duration=1;warmup_s=1;relative_width=0.2;"
-                                        "latency.enabled=false"))
+                                        "latency.enabled=false;" + PVP_SEARCH))
     assert outcome.code == 0, outcome.console
     test = _check_vnf_run(outcome, "pvp", 1, 2)
     assert test["topology"]["vnf_port_kind"] == "vhostuser"
@@ -95,7 +95,7 @@ def test_pvp_tput_ovs_dpdk_testpmd(tmp_path):
 
 def test_pvvp_pvpv_and_multiport_cont_ovs_dpdk(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "testpmd"))
-    params = "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000"
+    params = "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000;latency.trial_duration_s=1"
     outcome = run(tmp_path / "pvvp", build_plans("pvvp_cont", "ovs_dpdk", params))
     assert outcome.code == 0, outcome.console
     _check_vnf_run(outcome, "pvvp", 2, 3)
@@ -122,7 +122,7 @@ def test_pvp_cont_testpmd_as_vhost_user_server_in_macswap_mode(tmp_path):
     (dpdkvhostuserclient); macswap rewrites both MACs and OvS's port flows still deliver."""
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "testpmd"))
     outcome = run(tmp_path, build_plans(
-        "pvp_cont", "ovs_dpdk", "frame_sizes=[64];trial_duration=2;warmup_s=1;rate_fps=20000;"
+        "pvp_cont", "ovs_dpdk", "frame_sizes=[64];trial_duration=2;warmup_s=1;rate_fps=20000;latency.trial_duration_s=1;"
                                 "vnf.testpmd.vhost_server=true;vnf.testpmd.forward_mode=macswap"))
     assert outcome.code == 0, outcome.console
     test = _check_vnf_run(outcome, "pvp", 1, 2)
@@ -136,7 +136,7 @@ def test_pvp_cont_testpmd_as_vhost_user_server_in_macswap_mode(tmp_path):
 def test_pvp_cont_linux_bridge_on_veth(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "testpmd"))
     outcome = run(tmp_path, build_plans("pvp_cont", "linux_bridge",
-                                        "frame_sizes=[64];trial_duration=2;warmup_s=1;rate_fps=20000"))
+                                        "frame_sizes=[64];trial_duration=2;warmup_s=1;rate_fps=20000;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
     test = _check_vnf_run(outcome, "pvp", 1, 2, pmd=False)
     assert test["topology"]["vnf_port_kind"] == "veth"

@@ -59,7 +59,7 @@ def test_back2back_on_ovs_dpdk_reports_frames_and_buffer_times(tmp_path):
 
 def test_burst_on_linux_bridge_reports_every_burst(tmp_path):
     outcome, fs = _run(tmp_path, "phy2phy_burst", "linux_bridge",
-                                    "frame_sizes=[64];burst_frames=20000;burst_count=2;latency.enabled=true")
+                                    "frame_sizes=[64];burst_frames=20000;burst_count=2;latency.enabled=true;latency.trial_duration_s=1")
     assert [x["burst_frames"] for x in fs["bursts"]] == [20000, 20000]
     assert all(x["tx_frames"] == 20000 and x["burst_rate_fps"] > 10_000 for x in fs["bursts"])
     [point] = fs["points"]
@@ -70,7 +70,7 @@ def test_burst_on_linux_bridge_reports_every_burst(tmp_path):
 
 def test_load_sweep_on_linux_bridge_steps_up_the_ladder(tmp_path):
     outcome, fs = _run(tmp_path, "phy2phy_load_sweep", "linux_bridge",
-                                    "sweep_max_percent=0.3;trial_duration=0.5;search.max_load_fps=200000")
+                                    "sweep_max_percent=0.3;trial_duration=0.5;search.max_load_fps=200000;latency.trial_duration_s=1")
     assert [s["percent"] for s in fs["sweep"]] == [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1,
                                                    0.2, 0.3]
     assert fs["sweep_reference_fps"] == 200000

@@ -185,10 +185,10 @@ def test_pvp_tput_with_l3fwd_end_to_end(tmp_path):
     counters beside the generator's, its command line in sysinfo.json, nothing left."""
     import json
 
-    from run_helpers import assert_reproducible_and_clean, build_plans, run
+    from run_helpers import PVP_SEARCH, assert_reproducible_and_clean, build_plans, run
 
     outcome = run(tmp_path, build_plans("pvp_tput", "ovs_dpdk", "frame_sizes=[64];trial_duration=1;warmup_s=1;"
-                                        "relative_width=0.2;latency.enabled=false", vnf="l3fwd"))
+                                        "relative_width=0.2;latency.enabled=false;" + PVP_SEARCH, vnf="l3fwd"))
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     assert test["vnf"] == "l3fwd" and test["switching_operations"] == 2
