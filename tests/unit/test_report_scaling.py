@@ -151,7 +151,15 @@ def test_report_of_a_rule_complexity_run_shows_the_curve_and_the_efficiency(tc_r
     assert "128 of 128 flows offloaded to TC (tc-policy skip_hw)" in by_rules["64"][6]
     assert "2,000 of 2,000 flows offloaded to TC" in by_rules["1,000"][6]
     assert "kernel datapath lookups: hit 0, missed 0, lost 0" in by_rules["64"][6]
-    assert "0.020 Mpps at 64 → 0.010 Mpps at 1,000 (2.00× drop)" in " ".join(curve.split())
+    text = " ".join(curve.split())
+    assert ("86 B: NDR 0.020 Mpps at 64 rules → 0.010 Mpps at 1K rules, 2.00× lower (-50.0 %) "
+            "(an end is flagged: see the table)") in text
+    # the seed's shape: one row per count, per frame size Mpps, % line rate, change vs the first count
+    grid = _table_after(curve, "<h4>NDR frame rate per frame size and number of rules</h4>")
+    rows = {r[0]: r for r in _rows(grid) if r}
+    assert rows["64 rules"][1] == "0.020 *" and rows["64 rules"][3] == "+0.0"        # both ends flagged here
+    assert rows["1K rules"][1] == "0.010 *" and rows["1K rules"][3] == "-50.0"   # irregular: flagged
+    assert rows["drop 64 rules → 1K rules"][1] == "2.00×"
 
     # the plot: an SVG with both panels' titles drawn (text as paths, so check the alt text
     # and that the image is a well-formed SVG)
