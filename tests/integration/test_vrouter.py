@@ -97,7 +97,7 @@ def _model(tb, routes, nexthops):
 
 def test_routes_what_its_table_covers_and_blackholes_the_rest(router):
     tb, vnf = router
-    figures = vnf.apply(_model(tb, routes=1000, nexthops=4))
+    figures = vnf.configure_router(_model(tb, routes=1000, nexthops=4))
     assert figures["routes"] == 2000 and figures["nexthops"] == 8 and figures["ecmp_groups"] == 2
     with nl.BulkSocket(tb.dut_netns) as sock:
         assert sock.count_routes() == 2001  # both directions + the blackhole default
@@ -118,13 +118,13 @@ def test_routes_what_its_table_covers_and_blackholes_the_rest(router):
 
 def test_reload_replaces_the_table(router, tmp_path):
     tb, vnf = router
-    vnf.apply(_model(tb, routes=1000, nexthops=2))
-    figures = vnf.apply(_model(tb, routes=10, nexthops=1))
+    vnf.configure_router(_model(tb, routes=1000, nexthops=2))
+    figures = vnf.configure_router(_model(tb, routes=10, nexthops=1))
     assert figures["routes"] == 20 and figures["ecmp_groups"] == 0
     with nl.BulkSocket(tb.dut_netns) as sock:
         assert sock.count_routes() == 21
         assert count_nexthops(sock) == 2
-    assert "route 10.0.0.9/32" in (tmp_path / "logs" / "vrouter.config.boot").read_text()
+    assert "route 10.0.0.9/32" in (tmp_path / "logs" / "vrouter-dut.config.boot").read_text()
 
 
 def test_bad_model_is_a_one_line_error(router):
@@ -132,7 +132,7 @@ def test_bad_model_is_a_one_line_error(router):
     bad = _model(tb, routes=1, nexthops=1)
     bad["nexthop_groups"][0]["nexthops"][0]["via"] = "192.0.2.1"
     with pytest.raises(PluginError, match="not in .* subnet") as err:
-        vnf.apply(bad)
+        vnf.configure_router(bad)
     assert "\n" not in str(err.value)
 
 
@@ -152,5 +152,78 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert fs["status"] == "complete" and point["valid"], fs
     assert point["offered_load_fps"] == 20000
     assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
-    assert list((outcome.run_dir / "logs").rglob("vrouter.config.boot"))
+    assert test["vswitch"] == "none"  # no switch in this topology: not built, not checked
+    assert test["topology"]["router"]["routes"] == 512 and test["topology"]["router"]["install_s"] > 0
+    # the router is the DUT: its CPU (softirq of the CPUs it routes on) is the point's efficiency
+    assert point["efficiency"]["cpu_source"] == "vnf softirq of rx_cpus"
+    assert point["efficiency"]["switch_cores"] > 0 and point["efficiency"]["fps_per_core"] > 0
+    [vnf] = point["vnf"]["vnfs"]
+    assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 2 * 0.99  # aggregate of both directions, 2 s
+    assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
+    assert_nothing_left(outcome.run_id)
+
+
+def _check_routed_pvp(outcome, deployment: str, routers: int, switching_operations: int) -> dict:
+    """A continuous trial through ``routers`` routers behind a switch: every frame arrived,
+    each router counted what it routed, the loss is attributed per stage, the routers'
+    configuration is on record and their namespaces are gone."""
+    assert outcome.code == 0, outcome.console
+    [test] = outcome.results()["tests"]
+    assert test["deployment"] == deployment and test["vnf"] == "vrouter"
+    assert test["switching_operations"] == switching_operations
+    topology = test["topology"]
+    assert topology["vnf_count"] == routers and topology["vnf_port_kind"] == "veth"
+    assert topology["router"]["routes"] == 2 * 256 and topology["router"]["routers"] == routers
+    assert topology["router"]["nexthops"] == 2 * 4 and topology["router"]["ecmp_groups"] == 2
+    [fs] = test["frame_sizes"]
+    [point] = fs["points"]
+    assert fs["status"] == "complete" and point["valid"], fs
+    assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
+    for direction in point["vnf"]["stages"]:
+        assert direction["attributed"] and direction["lost_frames"] == 0, direction
+        routed = [s for s in direction["stages"] if s["stage"] == "vnf"]
+        assert len(routed) == routers and all(s["out_frames"] == direction["rx_frames"] for s in routed)
+    owners = [t["owner"] for t in test["cpu_plan"]["threads"]]
+    assert "vrouter kernel forwarding (RPS)" in owners
+    assert len(list((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))) == routers
+    assert not [ns for ns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+                if ns.startswith(f"vsb-{outcome.run_id}")]
+    assert_nothing_left(outcome.run_id)
+    return test
+
+
+def test_pvp_with_the_router_as_the_vnf_on_linux_bridge(tmp_path):
+    """pvp_tput with --vnf vrouter on the Linux bridge: the router in a namespace of its own
+    on veth pairs, host pairs addressed to its west port, 256 routes and 4 ECMP next hops
+    per direction; one continuous 2 s trial."""
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
+    outcome = run(tmp_path, build_plans(
+        "pvp_tput", "linux_bridge",
+        "vnf.name=vrouter;frame_sizes=[64];dut.nexthops=4;dut.routes=256;traffic.flows=256;type=continuous;"
+        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.enabled=false"))
+    _check_routed_pvp(outcome, "pvp", routers=1, switching_operations=2)
+
+
+def test_pvvp_with_two_routers_in_series_on_ovs_dpdk(tmp_path):
+    """pvvp_tput with two routers in series on OvS-DPDK (af_packet on the veth pairs): each
+    router's next hops are the other's port on the segment between them."""
+    require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "vrouter"))
+    outcome = run(tmp_path, build_plans(
+        "pvvp_tput", "ovs_dpdk",
+        "vnf.name=vrouter;frame_sizes=[64];dut.nexthops=4;dut.routes=256;traffic.flows=256;type=continuous;"
+        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.enabled=false"))
+    test = _check_routed_pvp(outcome, "pvvp", routers=2, switching_operations=3)
+    boots = sorted((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))
+    texts = [p.read_text() for p in boots]
+    assert any("address 198.18.1.253/24" in t for t in texts) and any("address 198.18.1.254/24" in t for t in texts)
+    assert test["vswitch"] == "ovs_dpdk"
+
+
+def test_a_router_in_parallel_lanes_is_refused_in_one_line(tmp_path):
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
+    outcome = run(tmp_path, build_plans(
+        "pvpv_cont", "linux_bridge", "vnf.name=vrouter;frame_sizes=[64];trial_duration=1;warmup_s=0"))
+    assert outcome.code == 1
+    [test] = outcome.results()["tests"]
+    assert test["status"] == "failed" and "one lane only" in test["error"] and "\n" not in test["error"]
     assert_nothing_left(outcome.run_id)
