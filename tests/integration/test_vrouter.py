@@ -7,7 +7,9 @@ Small tables only (1000 routes); the million-route figure is tools/bench/vrouter
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
+import json
 import os
 import struct
 import subprocess
@@ -19,6 +21,8 @@ import pytest
 
 from vsbench.deployment.routed import EAST_BASE, WEST_BASE, router_model
 from vsbench.interfaces import PluginContext, PluginError, SwitchPort, PortSpec
+from vsbench.runner import config as cfg
+from vsbench.runner import testcases
 from vsbench.system import naming
 from vsbench.system.netlink import netns_exists, read_link_counters
 from vsbench.system.resources import ResourceStack
@@ -138,13 +142,13 @@ def test_bad_model_is_a_one_line_error(router):
 
 def test_vrouter_testcase_end_to_end(tmp_path):
     """The testcase through the runner (config layers, phy_router_phy, the vrouter through
-    its entry point, trafgen host pairs to the router's MACs), as one continuous 2 s trial:
+    its entry point, trafgen host pairs to the router's MACs), as one continuous 1 s trial:
     256 host pairs over 256 routes and 4 ECMP next hops per direction arrive, none lost."""
     require(("trafficgen", "trafgen"), ("vnf", "vrouter"))
     outcome = run(tmp_path, build_plans(
         "vrouter_nexthop_scaling", "linux_bridge",
         "frame_sizes=[64];dut.nexthops=[4];dut.routes=256;traffic.flows=256;type=continuous;"
-        "rate_fps=20000;trial_duration=2;warmup_s=0"))
+        "rate_fps=20000;trial_duration=1;warmup_s=0"))
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     [fs] = test["frame_sizes"]
@@ -158,7 +162,7 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert point["efficiency"]["cpu_source"] == "vnf softirq of rx_cpus"
     assert point["efficiency"]["switch_cores"] > 0 and point["efficiency"]["fps_per_core"] > 0
     [vnf] = point["vnf"]["vnfs"]
-    assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 2 * 0.99  # aggregate of both directions, 2 s
+    assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 1 * 0.99  # aggregate of both directions, 1 s
     assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
     assert_nothing_left(outcome.run_id)
 
@@ -195,12 +199,12 @@ def _check_routed_pvp(outcome, deployment: str, routers: int, switching_operatio
 def test_pvp_with_the_router_as_the_vnf_on_linux_bridge(tmp_path):
     """pvp_tput with --vnf vrouter on the Linux bridge: the router in a namespace of its own
     on veth pairs, host pairs addressed to its west port, 256 routes and 4 ECMP next hops
-    per direction; one continuous 2 s trial."""
+    per direction; one continuous 1 s trial."""
     require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
     outcome = run(tmp_path, build_plans(
         "pvp_tput", "linux_bridge",
         "vnf.name=vrouter;frame_sizes=[64];dut.nexthops=4;dut.routes=256;traffic.flows=256;type=continuous;"
-        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.enabled=false"))
+        "rate_fps=20000;trial_duration=1;warmup_s=0;latency.enabled=false"))
     _check_routed_pvp(outcome, "pvp", routers=1, switching_operations=2)
 
 
@@ -211,7 +215,7 @@ def test_pvvp_with_two_routers_in_series_on_ovs_dpdk(tmp_path):
     outcome = run(tmp_path, build_plans(
         "pvvp_tput", "ovs_dpdk",
         "vnf.name=vrouter;frame_sizes=[64];dut.nexthops=4;dut.routes=256;traffic.flows=256;type=continuous;"
-        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.enabled=false"))
+        "rate_fps=20000;trial_duration=1;warmup_s=0;latency.enabled=false"))
     test = _check_routed_pvp(outcome, "pvvp", routers=2, switching_operations=3)
     boots = sorted((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))
     texts = [p.read_text() for p in boots]
@@ -226,4 +230,44 @@ def test_a_router_in_parallel_lanes_is_refused_in_one_line(tmp_path):
     assert outcome.code == 1
     [test] = outcome.results()["tests"]
     assert test["status"] == "failed" and "one lane only" in test["error"] and "\n" not in test["error"]
+    assert_nothing_left(outcome.run_id)
+
+
+def test_route_scaling_through_pvp_reconfigures_the_router_per_plan_and_reports_the_curve(tmp_path):
+    """vrouter_route_scaling moved into the PVP family (Linux bridge, the router as the VNF):
+    two plans (1 and 4096 routes per direction, as many host pairs), each a short binary
+    search capped at 20 kfps with 0.5 s trials. Each plan's router holds its own table, both
+    plans are one curve in report.html (the seed's table and its drop row) and in
+    ``vsbench compare``; every namespace is gone."""
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
+    case = dataclasses.replace(testcases.find("vrouter_route_scaling", testcases.default_testcase_dir()),
+                               deployment="pvp")
+    params = cfg.parse_test_params(
+        "frame_sizes=[64];dut.routes=[1,4096];trial_duration=0.5;warmup_s=0;search.mode=binary;"
+        "search.max_load_fps=20000;search.relative_width=0.5;latency.enabled=false")
+    plans = testcases.build_plans(case, cfg.load_layers(cfg.default_conf_dir(), []), params,
+                                  {"vswitch": "linux_bridge", "trafficgen": "trafgen", "vnf": None})
+    outcome = run(tmp_path, plans)
+    assert outcome.code == 0, outcome.console
+    tests = outcome.results()["tests"]
+    assert [t["variant"] for t in tests] == [{"dut.routes": 1}, {"dut.routes": 4096}]
+    for test, routes in zip(tests, (1, 4096)):
+        assert test["deployment"] == "pvp" and test["vnf"] == "vrouter" and test["vswitch"] == "linux_bridge"
+        assert test["flows"] == routes  # the testcase's link: a host pair per route
+        router = test["topology"]["router"]
+        assert router["routes"] == 2 * routes and router["install_s"] > 0, router
+        [fs] = test["frame_sizes"]
+        assert fs["status"] == "complete", fs
+        [ndr] = [p for p in fs["points"] if p["name"] == "NDR"]
+        assert 0 < ndr["throughput_fps"] <= 20000 and ndr["loss_ratio"] == 0.0, ndr
+    assert len(list((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))) == 2  # one router per plan
+    html = (outcome.run_dir / "report.html").read_text()
+    assert "routes per direction versus frame rate" in html and "drop 1 route → 4,096 routes" in html
+    compared = subprocess.run([sys.executable, "-m", "vsbench.cli.main", "compare", str(outcome.run_dir),
+                               str(outcome.run_dir), "--format", "json"], capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    [curve] = json.loads(compared.stdout)["scaling"]
+    assert curve["axis"] == "dut.routes" and curve["counts"] == [1, 4096] and curve["frame_sizes_bytes"] == [64], curve
+    assert all(v["value"] and v["value"] > 0 for v in curve["values"]), curve
     assert_nothing_left(outcome.run_id)
