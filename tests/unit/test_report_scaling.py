@@ -110,6 +110,26 @@ def test_plans_of_a_matrix_become_one_curve_per_testcase_and_fixed_values():
     assert not found[2].plottable()                           # one count is a dot, not a curve
 
 
+def test_repeats_of_a_plan_are_one_median_point_in_the_grid_and_the_drop():
+    """--repeat K runs each plan K times: the curve's value at a count is the median of its
+    repeats (and flagged when any repeat was), never the first or last repeat alone."""
+    tests = [_test(i, "vrouter_route_scaling", {"dut.routes": routes}, fps=fps)
+             for i, (routes, fps) in enumerate([(1, 1.0e6), (1000000, 0.5e6), (1, 1.2e6), (1000000, 0.4e6),
+                                                (1, 3.0e6), (1000000, 0.45e6)])]
+    tests[3]["frame_sizes"][0]["points"][1]["regular"] = False
+    [curve] = scaling.curves(tests)
+    assert len(curve.series[86]) == 6                          # the detail table keeps every repeat
+    one, million = curve.per_count(86)
+    assert (one.count, one.repeats, one.throughput_fps) == (1, 3, pytest.approx(1.2e6))
+    assert (million.count, million.throughput_fps, million.flagged) == (1000000, pytest.approx(0.45e6), True)
+    assert not one.flagged
+    _, _, cells = curve.grid()
+    assert cells[(1, 86)].throughput_fps == pytest.approx(1.2e6)
+    [drop] = scaling.drops(curve)
+    assert drop.ratio == pytest.approx(1.2 / 0.45)
+    assert "1.200 Mpps at 1 route → 0.450 Mpps at 1M routes, 2.67× lower" in scaling.drop_sentence(curve, drop)
+
+
 # --------------------------------------------------------------- report.html
 
 

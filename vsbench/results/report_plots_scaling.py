@@ -44,7 +44,8 @@ def scaling_figure(curve: ScalingCurve) -> str | None:
         rate_ax, core_ax = fig.subplots(1, 2)
         flagged = False
         per_core_drawn = False
-        for k, (size, points) in enumerate(sorted(curve.series.items())):
+        for k, size in enumerate(sorted(curve.series)):
+            points = curve.per_count(size)  # repeats of a plan: their median
             color = PALETTE[k % len(PALETTE)]
             label = _plain(f"{size} B {points[0].goal if points else ''}".strip())
             for ax, values in (

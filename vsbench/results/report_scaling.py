@@ -150,7 +150,7 @@ def grid_table(curve: scaling.ScalingCurve):
         headers += [(f"{size} B", f"{curve.goal} Mpps", ""), (f"{size} B", "% line rate", ""),
                     (f"{size} B", f"vs {ax.count_text(counts[0])}", "%")]
     rows, classes = [], []
-    first = {size: next((p for p in curve.series[size] if p.throughput_fps), None) for size in sizes}
+    first = {size: next((p for p in curve.per_count(size) if p.throughput_fps), None) for size in sizes}
     for count in counts:
         row: list[Any] = [ax.count_text(count)]
         flagged = False
@@ -198,8 +198,11 @@ def scaling_section(files: RunFiles) -> list[Any]:
             parts.append(Paragraph.of(scaling.drop_sentence(curve, drop)))
         parts.append(Heading(4, f"{curve.goal} frame rate per frame size and number of {ax.plural}"))
         parts.append(grid_table(curve))
+        repeats = max((p.repeats for size in curve.series for p in curve.per_count(size)), default=1)
         parts.append(Paragraph.of("Change against the smallest count, per frame size; * a flagged point "
-                                  "(irregular search, CPU oversubscribed or incomplete: see its row below).",
+                                  "(irregular search, CPU oversubscribed or incomplete: see its row below)."
+                                  + (f" Each cell is the median of the plan's {repeats} repeats (every repeat "
+                                     "is a row below)." if repeats > 1 else ""),
                                   "muted"))
         parts.append(Heading(4, "Every point"))
         parts.append(_curve_table(files, curve))

@@ -20,7 +20,8 @@ Pure: no I/O, the input is results.json's ``tests`` list (or ``RunResults.to_jso
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import statistics
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from vsbench.results import switch_figures
@@ -121,6 +122,8 @@ class ScalingPoint:
     setup: Mapping[str, float] = field(default_factory=dict)
     #: The point's reported share of the nominal line rate, when known.
     line_rate_percent: float | None = None
+    #: How many repeats of the plan this point stands for (``--repeat``: their median).
+    repeats: int = 1
 
     @property
     def mpps_per_core(self) -> float | None:
@@ -191,10 +194,44 @@ class ScalingCurve:
     def has_setup(self) -> bool:
         return any(p.setup for points in self.series.values() for p in points)
 
+    def per_count(self, size: int) -> list[ScalingPoint]:
+        """Frame size ``size``'s points, one per count: a run with ``--repeat`` holds a plan
+        per repeat, and the curve's value at a count is their median (:func:`median_point`),
+        not whichever repeat came last."""
+        points = self.series.get(size) or []
+        counts = sorted({p.count for p in points})
+        return [median_point([p for p in points if p.count == c]) for c in counts]
+
     def grid(self) -> tuple[list[int], list[int], dict[tuple[int, int], ScalingPoint]]:
-        """The seed reports' table shape: (counts, frame sizes, point of each (count, size))."""
-        cells = {(p.count, size): p for size, points in self.series.items() for p in points}
+        """The seed reports' table shape: (counts, frame sizes, point of each (count, size)),
+        repeats of a plan as their median."""
+        cells = {(p.count, size): p for size in self.series for p in self.per_count(size)}
         return self.counts(), sorted(self.series), cells
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def median_point(points: list[ScalingPoint]) -> ScalingPoint:
+    """The repeats of one plan at one frame size as one point: the median of each figure,
+    flagged (irregular, oversubscribed, not complete) when any repeat was."""
+    if len(points) == 1:
+        return points[0]
+    first = points[0]
+    statuses = {p.status for p in points}
+    return replace(
+        first,
+        throughput_fps=_median(p.throughput_fps for p in points),
+        switch_cores=_median(p.switch_cores for p in points),
+        fps_per_core=_median(p.fps_per_core for p in points),
+        line_rate_percent=_median(p.line_rate_percent for p in points),
+        regular=False if any(p.regular is False for p in points) else first.regular,
+        oversubscribed=any(p.oversubscribed for p in points),
+        status=first.status if len(statuses) == 1 else "incomplete",
+        repeats=len(points),
+    )
 
 
 def axis_of(test: Mapping[str, Any]) -> str | None:
@@ -306,8 +343,8 @@ class Drop:
 def drops(curve: ScalingCurve) -> list[Drop]:
     """Each frame size's drop (or gain) between its measured ends, in frame-size order."""
     out = []
-    for size, points in sorted(curve.series.items()):
-        measured = [p for p in points if p.throughput_fps]
+    for size in sorted(curve.series):
+        measured = [p for p in curve.per_count(size) if p.throughput_fps]
         if len(measured) >= 2:
             out.append(Drop(size, measured[0].goal, measured[0], measured[-1]))
     return out
