@@ -7,7 +7,9 @@ Small tables only (1000 routes); the million-route figure is tools/bench/vrouter
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
+import json
 import os
 import struct
 import subprocess
@@ -19,6 +21,8 @@ import pytest
 
 from vsbench.deployment.routed import EAST_BASE, WEST_BASE, router_model
 from vsbench.interfaces import PluginContext, PluginError, SwitchPort, PortSpec
+from vsbench.runner import config as cfg
+from vsbench.runner import testcases
 from vsbench.system import naming
 from vsbench.system.netlink import netns_exists, read_link_counters
 from vsbench.system.resources import ResourceStack
@@ -97,7 +101,7 @@ def _model(tb, routes, nexthops):
 
 def test_routes_what_its_table_covers_and_blackholes_the_rest(router):
     tb, vnf = router
-    figures = vnf.apply(_model(tb, routes=1000, nexthops=4))
+    figures = vnf.configure_router(_model(tb, routes=1000, nexthops=4))
     assert figures["routes"] == 2000 and figures["nexthops"] == 8 and figures["ecmp_groups"] == 2
     with nl.BulkSocket(tb.dut_netns) as sock:
         assert sock.count_routes() == 2001  # both directions + the blackhole default
@@ -118,13 +122,13 @@ def test_routes_what_its_table_covers_and_blackholes_the_rest(router):
 
 def test_reload_replaces_the_table(router, tmp_path):
     tb, vnf = router
-    vnf.apply(_model(tb, routes=1000, nexthops=2))
-    figures = vnf.apply(_model(tb, routes=10, nexthops=1))
+    vnf.configure_router(_model(tb, routes=1000, nexthops=2))
+    figures = vnf.configure_router(_model(tb, routes=10, nexthops=1))
     assert figures["routes"] == 20 and figures["ecmp_groups"] == 0
     with nl.BulkSocket(tb.dut_netns) as sock:
         assert sock.count_routes() == 21
         assert count_nexthops(sock) == 2
-    assert "route 10.0.0.9/32" in (tmp_path / "logs" / "vrouter.config.boot").read_text()
+    assert "route 10.0.0.9/32" in (tmp_path / "logs" / "vrouter-dut.config.boot").read_text()
 
 
 def test_bad_model_is_a_one_line_error(router):
@@ -132,19 +136,19 @@ def test_bad_model_is_a_one_line_error(router):
     bad = _model(tb, routes=1, nexthops=1)
     bad["nexthop_groups"][0]["nexthops"][0]["via"] = "192.0.2.1"
     with pytest.raises(PluginError, match="not in .* subnet") as err:
-        vnf.apply(bad)
+        vnf.configure_router(bad)
     assert "\n" not in str(err.value)
 
 
 def test_vrouter_testcase_end_to_end(tmp_path):
     """The testcase through the runner (config layers, phy_router_phy, the vrouter through
-    its entry point, trafgen host pairs to the router's MACs), as one continuous 2 s trial:
+    its entry point, trafgen host pairs to the router's MACs), as one continuous 1 s trial:
     256 host pairs over 256 routes and 4 ECMP next hops per direction arrive, none lost."""
     require(("trafficgen", "trafgen"), ("vnf", "vrouter"))
     outcome = run(tmp_path, build_plans(
         "vrouter_nexthop_scaling", "linux_bridge",
         "frame_sizes=[64];dut.nexthops=[4];dut.routes=256;traffic.flows=256;type=continuous;"
-        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.trial_duration_s=1"))
+        "rate_fps=20000;trial_duration=1;warmup_s=0;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     [fs] = test["frame_sizes"]
@@ -152,5 +156,118 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert fs["status"] == "complete" and point["valid"], fs
     assert point["offered_load_fps"] == 20000
     assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
-    assert list((outcome.run_dir / "logs").rglob("vrouter.config.boot"))
+    assert test["vswitch"] == "none"  # no switch in this topology: not built, not checked
+    assert test["topology"]["router"]["routes"] == 512 and test["topology"]["router"]["install_s"] > 0
+    # the router is the DUT: its CPU (softirq of the CPUs it routes on) is the point's efficiency
+    assert point["efficiency"]["cpu_source"] == "vnf softirq of rx_cpus"
+    assert point["efficiency"]["switch_cores"] > 0 and point["efficiency"]["fps_per_core"] > 0
+    [vnf] = point["vnf"]["vnfs"]
+    assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 1 * 0.99  # aggregate of both directions, 1 s
+    assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
+    assert_nothing_left(outcome.run_id)
+
+
+def _check_routed_pvp(outcome, deployment: str, routers: int, switching_operations: int) -> dict:
+    """A continuous trial through ``routers`` routers behind a switch: every frame arrived,
+    each router counted what it routed, the loss is attributed per stage, the routers'
+    configuration is on record and their namespaces are gone."""
+    assert outcome.code == 0, outcome.console
+    [test] = outcome.results()["tests"]
+    assert test["deployment"] == deployment and test["vnf"] == "vrouter"
+    assert test["switching_operations"] == switching_operations
+    topology = test["topology"]
+    assert topology["vnf_count"] == routers and topology["vnf_port_kind"] == "veth"
+    assert topology["router"]["routes"] == 2 * 256 and topology["router"]["routers"] == routers
+    assert topology["router"]["nexthops"] == 2 * 4 and topology["router"]["ecmp_groups"] == 2
+    [fs] = test["frame_sizes"]
+    [point] = fs["points"]
+    assert fs["status"] == "complete" and point["valid"], fs
+    assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
+    for direction in point["vnf"]["stages"]:
+        assert direction["attributed"] and direction["lost_frames"] == 0, direction
+        routed = [s for s in direction["stages"] if s["stage"] == "vnf"]
+        assert len(routed) == routers and all(s["out_frames"] == direction["rx_frames"] for s in routed)
+    owners = [t["owner"] for t in test["cpu_plan"]["threads"]]
+    assert "vrouter kernel forwarding (RPS)" in owners
+    assert len(list((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))) == routers
+    assert not [ns for ns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+                if ns.startswith(f"vsb-{outcome.run_id}")]
+    assert_nothing_left(outcome.run_id)
+    return test
+
+
+def test_pvp_with_the_router_as_the_vnf_on_linux_bridge(tmp_path):
+    """pvp_tput with --vnf vrouter on the Linux bridge: the router in a namespace of its own
+    on veth pairs, host pairs addressed to its west port, 256 routes and 4 ECMP next hops
+    per direction; one continuous 1 s trial."""
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
+    outcome = run(tmp_path, build_plans(
+        "pvp_tput", "linux_bridge",
+        "vnf.name=vrouter;frame_sizes=[64];dut.nexthops=4;dut.routes=256;traffic.flows=256;type=continuous;"
+        "rate_fps=20000;trial_duration=1;warmup_s=0;latency.enabled=false"))
+    _check_routed_pvp(outcome, "pvp", routers=1, switching_operations=2)
+
+
+def test_pvvp_with_two_routers_in_series_on_ovs_dpdk(tmp_path):
+    """pvvp_tput with two routers in series on OvS-DPDK (af_packet on the veth pairs): each
+    router's next hops are the other's port on the segment between them."""
+    require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "vrouter"))
+    outcome = run(tmp_path, build_plans(
+        "pvvp_tput", "ovs_dpdk",
+        "vnf.name=vrouter;frame_sizes=[64];dut.nexthops=4;dut.routes=256;traffic.flows=256;type=continuous;"
+        "rate_fps=20000;trial_duration=1;warmup_s=0;latency.enabled=false"))
+    test = _check_routed_pvp(outcome, "pvvp", routers=2, switching_operations=3)
+    boots = sorted((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))
+    texts = [p.read_text() for p in boots]
+    assert any("address 198.18.1.253/24" in t for t in texts) and any("address 198.18.1.254/24" in t for t in texts)
+    assert test["vswitch"] == "ovs_dpdk"
+
+
+def test_a_router_in_parallel_lanes_is_refused_in_one_line(tmp_path):
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
+    outcome = run(tmp_path, build_plans(
+        "pvpv_cont", "linux_bridge", "vnf.name=vrouter;frame_sizes=[64];trial_duration=1;warmup_s=0"))
+    assert outcome.code == 1
+    [test] = outcome.results()["tests"]
+    assert test["status"] == "failed" and "one lane only" in test["error"] and "\n" not in test["error"]
+    assert_nothing_left(outcome.run_id)
+
+
+def test_route_scaling_through_pvp_reconfigures_the_router_per_plan_and_reports_the_curve(tmp_path):
+    """vrouter_route_scaling moved into the PVP family (Linux bridge, the router as the VNF):
+    two plans (1 and 4096 routes per direction, as many host pairs), each a short binary
+    search capped at 20 kfps with 0.5 s trials. Each plan's router holds its own table, both
+    plans are one curve in report.html (the seed's table and its drop row) and in
+    ``vsbench compare``; every namespace is gone."""
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
+    case = dataclasses.replace(testcases.find("vrouter_route_scaling", testcases.default_testcase_dir()),
+                               deployment="pvp")
+    params = cfg.parse_test_params(
+        "frame_sizes=[64];dut.routes=[1,4096];trial_duration=0.5;warmup_s=0;search.mode=binary;"
+        "search.max_load_fps=20000;search.relative_width=0.5;latency.enabled=false")
+    plans = testcases.build_plans(case, cfg.load_layers(cfg.default_conf_dir(), []), params,
+                                  {"vswitch": "linux_bridge", "trafficgen": "trafgen", "vnf": None})
+    outcome = run(tmp_path, plans)
+    assert outcome.code == 0, outcome.console
+    tests = outcome.results()["tests"]
+    assert [t["variant"] for t in tests] == [{"dut.routes": 1}, {"dut.routes": 4096}]
+    for test, routes in zip(tests, (1, 4096)):
+        assert test["deployment"] == "pvp" and test["vnf"] == "vrouter" and test["vswitch"] == "linux_bridge"
+        assert test["flows"] == routes  # the testcase's link: a host pair per route
+        router = test["topology"]["router"]
+        assert router["routes"] == 2 * routes and router["install_s"] > 0, router
+        [fs] = test["frame_sizes"]
+        assert fs["status"] == "complete", fs
+        [ndr] = [p for p in fs["points"] if p["name"] == "NDR"]
+        assert 0 < ndr["throughput_fps"] <= 20000 and ndr["loss_ratio"] == 0.0, ndr
+    assert len(list((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))) == 2  # one router per plan
+    html = (outcome.run_dir / "report.html").read_text()
+    assert "routes per direction versus frame rate" in html and "drop 1 route → 4,096 routes" in html
+    compared = subprocess.run([sys.executable, "-m", "vsbench.cli.main", "compare", str(outcome.run_dir),
+                               str(outcome.run_dir), "--format", "json"], capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    [curve] = json.loads(compared.stdout)["scaling"]
+    assert curve["axis"] == "dut.routes" and curve["counts"] == [1, 4096] and curve["frame_sizes_bytes"] == [64], curve
+    assert all(v["value"] and v["value"] > 0 for v in curve["values"]), curve
     assert_nothing_left(outcome.run_id)

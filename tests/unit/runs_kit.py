@@ -39,12 +39,13 @@ def vsbench(*argv: str, capsys=None) -> tuple[int, str, str]:
 
 
 def make_run(tmp_path: Path, testkit: dict, results: Path, *extra: str, capacity_fps: float = 1e6,
-             noise: float = 0.0, params: str = PARAMS, vswitch: str = "marker_switch") -> Path:
-    """One run of phy2phy_tput into ``results``; returns its directory."""
+             noise: float = 0.0, params: str = PARAMS, vswitch: str = "marker_switch",
+             test: str = "phy2phy_tput") -> Path:
+    """One run of ``test`` (phy2phy_tput) into ``results``; returns its directory."""
     conf = layer(tmp_path, testkit, capacity_fps=capacity_fps, noise=noise, vswitch=vswitch,
                  name=f"layer-{len(list(tmp_path.glob('layer-*')))}.yaml")
     before = set(results.iterdir()) if results.is_dir() else set()
-    code = main(["--test", "phy2phy_tput", "--conf-file", str(conf), "--test-params", params,
+    code = main(["--test", test, "--conf-file", str(conf), "--test-params", params,
                  "--results-dir", str(results), *extra])
     assert code == 0, code
     [run_dir] = [p for p in results.iterdir() if p not in before and p.is_dir()]

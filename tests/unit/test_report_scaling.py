@@ -110,6 +110,26 @@ def test_plans_of_a_matrix_become_one_curve_per_testcase_and_fixed_values():
     assert not found[2].plottable()                           # one count is a dot, not a curve
 
 
+def test_repeats_of_a_plan_are_one_median_point_in_the_grid_and_the_drop():
+    """--repeat K runs each plan K times: the curve's value at a count is the median of its
+    repeats (and flagged when any repeat was), never the first or last repeat alone."""
+    tests = [_test(i, "vrouter_route_scaling", {"dut.routes": routes}, fps=fps)
+             for i, (routes, fps) in enumerate([(1, 1.0e6), (1000000, 0.5e6), (1, 1.2e6), (1000000, 0.4e6),
+                                                (1, 3.0e6), (1000000, 0.45e6)])]
+    tests[3]["frame_sizes"][0]["points"][1]["regular"] = False
+    [curve] = scaling.curves(tests)
+    assert len(curve.series[86]) == 6                          # the detail table keeps every repeat
+    one, million = curve.per_count(86)
+    assert (one.count, one.repeats, one.throughput_fps) == (1, 3, pytest.approx(1.2e6))
+    assert (million.count, million.throughput_fps, million.flagged) == (1000000, pytest.approx(0.45e6), True)
+    assert not one.flagged
+    _, _, cells = curve.grid()
+    assert cells[(1, 86)].throughput_fps == pytest.approx(1.2e6)
+    [drop] = scaling.drops(curve)
+    assert drop.ratio == pytest.approx(1.2 / 0.45)
+    assert "1.200 Mpps at 1 route → 0.450 Mpps at 1M routes, 2.67× lower" in scaling.drop_sentence(curve, drop)
+
+
 # --------------------------------------------------------------- report.html
 
 
@@ -151,7 +171,15 @@ def test_report_of_a_rule_complexity_run_shows_the_curve_and_the_efficiency(tc_r
     assert "128 of 128 flows offloaded to TC (tc-policy skip_hw)" in by_rules["64"][6]
     assert "2,000 of 2,000 flows offloaded to TC" in by_rules["1,000"][6]
     assert "kernel datapath lookups: hit 0, missed 0, lost 0" in by_rules["64"][6]
-    assert "0.020 Mpps at 64 → 0.010 Mpps at 1,000 (2.00× drop)" in " ".join(curve.split())
+    text = " ".join(curve.split())
+    assert ("86 B: NDR 0.020 Mpps at 64 rules → 0.010 Mpps at 1K rules, 2.00× lower (-50.0 %) "
+            "(an end is flagged: see the table)") in text
+    # the seed's shape: one row per count, per frame size Mpps, % line rate, change vs the first count
+    grid = _table_after(curve, "<h4>NDR frame rate per frame size and number of rules</h4>")
+    rows = {r[0]: r for r in _rows(grid) if r}
+    assert rows["64 rules"][1] == "0.020 *" and rows["64 rules"][3] == "+0.0"        # both ends flagged here
+    assert rows["1K rules"][1] == "0.010 *" and rows["1K rules"][3] == "-50.0"   # irregular: flagged
+    assert rows["drop 64 rules → 1K rules"][1] == "2.00×"
 
     # the plot: an SVG with both panels' titles drawn (text as paths, so check the alt text
     # and that the image is a well-formed SVG)

@@ -10,7 +10,8 @@ import pytest
 from pyroute2.netlink.rtnl.rtmsg import rtmsg
 
 from vsbench.deployment.routed import EAST_BASE, WEST_BASE, route_prefixlen, router_model
-from vsbench_plugins.vnf.vrouter import model, netlink_bulk as nl
+from vsbench.interfaces import router as model
+from vsbench_plugins.vnf.vrouter import netlink_bulk as nl
 from vsbench_plugins.vnf.vrouter.plugin import SETTINGS_SCHEMA
 
 PORTS = ["vsbabcdefd0", "vsbabcdefd1"]

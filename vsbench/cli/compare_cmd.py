@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from vsbench.results import compare, compare_page, writers
+from vsbench.results import compare, compare_page, compare_scaling, writers
 from vsbench.runner import run_refs
 
 
@@ -67,6 +67,36 @@ def terminal_table(comparison: compare.Comparison) -> Table:
     return table
 
 
+def scaling_tables(comparison: compare.Comparison) -> list[Table]:
+    """The scaling curves the runs share: count x frame size, a column per run (and each
+    other run's change), the drops under the table."""
+    tables = []
+    for curve in compare_scaling.curves(comparison):
+        drops = [curve.drop_sentence(d) for d in curve.drops()]
+        table = Table(title=f"Scaling: {curve.title}", title_justify="left",
+                      caption="\n".join(drops) or None, caption_justify="left")
+        table.add_column(curve.axis.plural.capitalize(), justify="right")
+        for size in curve.frame_sizes():
+            for i, run in enumerate(curve.runs):
+                table.add_column(f"{size} B {run} Mpps", justify="right")
+                if i:
+                    table.add_column("change", justify="right")
+        for count in curve.counts():
+            cells = [curve.axis.count_text(count)]
+            for size in curve.frame_sizes():
+                row = curve.rows.get((count, size))
+                for i in range(len(curve.runs)):
+                    value = curve.value(count, size, i)
+                    mark = " *" if curve.flagged(count, size, i) else ""
+                    cells.append("-" if value is None else f"{value / 1e6:.3f}{mark}")
+                    if i:
+                        change = row.changes[i] if row is not None else None
+                        cells.append("-" if change is None or change.percent is None else f"{change.percent:+.2f} %")
+            table.add_row(*cells)
+        tables.append(table)
+    return tables
+
+
 def repeats_table(figures) -> Table | None:
     """Median and spread over the repeats of a run (``--repeat K``), None without repeats."""
     repeated = [m for m in figures.metrics if len(m.samples) >= 2 and m.basis.endswith("repeats")]
@@ -110,7 +140,9 @@ def run(args: argparse.Namespace, out: Console) -> int:
     if args.html is not None:
         writers.write_atomic(args.html, compare_page.render_html(comparison))
     if args.format == "json":
-        text = json.dumps(compare.to_json(comparison), indent=2, allow_nan=False) + "\n"
+        doc = compare.to_json(comparison)
+        doc["scaling"] = compare_scaling.to_json(compare_scaling.curves(comparison))
+        text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
     elif args.format == "csv":
         text = csv_text(comparison)
     else:
@@ -129,6 +161,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
 
 def _print_table(comparison: compare.Comparison, out: Console) -> None:
     out.print(terminal_table(comparison))
+    for table in scaling_tables(comparison):
+        out.print(table)
     names = comparison.run_names
     diffs = comparison.differences
     if diffs:

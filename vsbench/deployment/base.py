@@ -42,6 +42,9 @@ class Deployment(abc.ABC):
     topology: ClassVar[str] = ""
     #: Frames cross a VNF: the preflight refuses a plan without one (``vnf.name: none``).
     requires_vnf: ClassVar[bool] = False
+    #: The topology has a switch: ``vswitch`` is loaded and checked. False (a router
+    #: between the generator's ports) skips it, and results say ``vswitch: none``.
+    uses_vswitch: ClassVar[bool] = True
 
     def __init__(
         self,

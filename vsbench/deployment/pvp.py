@@ -20,6 +20,16 @@ switch's, or the VNF's when :meth:`Vnf.vhost_user_server` says so), else **a vet
 VNF port** inside the DUT namespace -- one end enslaved to the switch, the other handed to
 the VNF (testpmd on ``net_af_packet``) -- when the VNF accepts ``physical`` ports.
 
+A **routing VNF** (:attr:`Vnf.routing`: the ``vrouter``, whose kernel forwards) gets a
+network namespace of its own, ``vsb-<run>-vnf<k>`` (as a VM has its own kernel: routers in
+series must not share one routing table, nor a router the switch's namespace), and its
+veth ends are moved into it; it is configured after it started with the addressing of
+:mod:`vsbench.deployment.routed` (routers in series are chained segment by segment, each
+next hop the neighbouring router's port) and the generator's frames are addressed to the
+first router's west port and the last router's east port. One lane only (``pvp``,
+``pvvp``): parallel lanes would need per-lane addressing that one traffic profile
+cannot carry.
+
 The deployment keeps each direction's path (:attr:`VnfChain.paths`) so the trial runner can
 cross-check the VNFs' port counters with the generator's and attribute loss to a stage.
 """
@@ -32,12 +42,21 @@ from typing import Any, ClassVar
 from vsbench.deployment.base import Deployment, DeploymentError
 from vsbench.deployment.p2p import dut_port_specs, generator_ports_from_settings
 from vsbench.deployment.ports import generator_ports_of
+from vsbench.deployment.routed import RouterHop, configure_chain, routed_profile
 from vsbench.interfaces.traffic import GeneratorPort, TrafficProfile
 from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.measurement.stages import TrafficPath, chain_paths
 from vsbench.system import naming
-from vsbench.system.testbed import DUT_ROLE, Testbed, add_internal_pair, create_testbed, port_mac
+from vsbench.system.testbed import (
+    DUT_ROLE,
+    Testbed,
+    add_internal_pair,
+    add_namespace,
+    create_testbed,
+    move_port,
+    port_mac,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +64,8 @@ log = logging.getLogger(__name__)
 VNF_END_ROLE, SWITCH_END_ROLE, VHOST_ROLE = "v", "s", "u"
 #: MACs of the veth ends: DUT-role MACs numbered above the testbed's own ports.
 SWITCH_END_MAC_BASE, VNF_END_MAC_BASE = 0x40, 0x80
+#: Namespace role of a routing VNF's own namespace (``vsb-<run>-vnf<k>``).
+VNF_NETNS_ROLE = "vnf"
 
 
 class VnfChain(Deployment):
@@ -69,6 +90,12 @@ class VnfChain(Deployment):
         #: ``vhostuser`` or ``veth``: how the VNFs are attached (set by :meth:`build`).
         self.vnf_port_kind: str | None = None
         self._bridges = 0
+        #: Routers (routing VNFs) in series, west to east, and the generator ports' MACs
+        #: at the two ends; empty for forwarding VNFs.
+        self.router_hops: list[RouterHop] = []
+        self._end_macs: tuple[str, str] | None = None
+        #: What configuring the routers cost (results.json's ``topology.router``).
+        self.router_figures: dict[str, Any] = {}
 
     @classmethod
     def vnf_count(cls) -> int:
@@ -82,12 +109,18 @@ class VnfChain(Deployment):
         """What results.json records about the topology."""
         return {"topology": self.topology, "vnf_count": self.vnf_count(), "lanes": self.lanes,
                 "vnfs_per_lane": self.vnfs_per_lane, "shared_vnfs": self.shared_vnfs, "switching_operations": self.switching_operations,
-                "vnf_port_kind": self.vnf_port_kind, "paths": [p.to_dict() for p in self.paths]}
+                "vnf_port_kind": self.vnf_port_kind, "paths": [p.to_dict() for p in self.paths],
+                **({"router": dict(self.router_figures)} if self.router_figures else {})}
 
     def profile(self, profile: TrafficProfile) -> TrafficProfile:
-        """Unchanged; but first every VNF learns the flows it is about to forward
-        (:meth:`Vnf.configure`: l3fwd builds its routes from them). Each lane sends the same
-        profile, and VNFs in series see the same addresses."""
+        """The profile as sent, and every VNF told about it first (:meth:`Vnf.configure`:
+        l3fwd builds its routes from the flows). Through routers the host pairs are
+        addressed to the first router's west port and the last one's east port
+        (:func:`routed_profile`); otherwise the profile is unchanged. Each lane sends the
+        same profile, and VNFs in series see the same addresses."""
+        if self.router_hops and self._end_macs is not None:
+            profile = routed_profile(profile, (self._end_macs[0], self.router_hops[0].macs[0]),
+                                     (self._end_macs[1], self.router_hops[-1].macs[1]))
         for vnf in self.vnfs:
             vnf.configure(profile)
         return profile
@@ -111,6 +144,11 @@ class VnfChain(Deployment):
     def _port_kind(self, vnf: Vnf, dut_netns: str | None) -> str:
         switch_vhost = bool(getattr(self.vswitch, "supports_vhost_user", False))
         kinds = tuple(getattr(vnf, "port_kinds", ()) or ())
+        if getattr(vnf, "routing", False):  # its ports go into its namespace: kernel interfaces only
+            if "physical" not in kinds:
+                raise DeploymentError(f"{self.name}: routing vnf {vnf.name} takes no kernel interfaces; "
+                                      "a router is wired with veth pairs into its own namespace")
+            return "veth"
         if switch_vhost and "vhostuser" in kinds:
             return "vhostuser"
         if "physical" in kinds:
@@ -123,9 +161,10 @@ class VnfChain(Deployment):
                               f"{'vhost-user and ' if switch_vhost else ''}kernel interfaces")
 
     def _vnf_port_spec(self, kind: str, index: int, vnf_server: bool, dut_netns: str | None,
-                       peer_mac: str | None) -> tuple[PortSpec, PortSpec]:
+                       peer_mac: str | None, vnf_netns: str | None = None) -> tuple[PortSpec, PortSpec]:
         """(the switch's port spec, the VNF's port spec) of VNF port number ``index``
-        (counted over all VNFs). For veth the pair is created here, its removal registered."""
+        (counted over all VNFs). For veth the pair is created here, its removal registered;
+        with ``vnf_netns`` (a routing VNF's own namespace) the VNF's end is moved there."""
         options = {"peer_mac": peer_mac} if peer_mac else {}
         if kind == "vhostuser":
             spec = PortSpec(kind="vhostuser", name=naming.iface_name(self.run_id, VHOST_ROLE, index),
@@ -133,12 +172,29 @@ class VnfChain(Deployment):
             return spec, spec
         switch_end = naming.iface_name(self.run_id, SWITCH_END_ROLE, index)
         vnf_end = naming.iface_name(self.run_id, VNF_END_ROLE, index)
+        vnf_mac = port_mac(self.run_id, DUT_ROLE, VNF_END_MAC_BASE + index)
+        options["vnf_mac"] = vnf_mac
         add_internal_pair(dut_netns, (switch_end, vnf_end),  # type: ignore[arg-type]
-                          (port_mac(self.run_id, DUT_ROLE, SWITCH_END_MAC_BASE + index),
-                           port_mac(self.run_id, DUT_ROLE, VNF_END_MAC_BASE + index)),
+                          (port_mac(self.run_id, DUT_ROLE, SWITCH_END_MAC_BASE + index), vnf_mac),
                           self.resources)
+        if vnf_netns is not None:
+            move_port(dut_netns, vnf_end, vnf_netns)  # type: ignore[arg-type]
         return (PortSpec(kind="physical", name=switch_end, iface=switch_end),
                 PortSpec(kind="physical", name=vnf_end, iface=vnf_end, options=options))
+
+    def _router_namespaces(self, dut_netns: str | None) -> list[str]:
+        """One namespace per routing VNF (registered for removal); refused where routers
+        cannot be addressed or wired (module doc)."""
+        if dut_netns is None:
+            raise DeploymentError(f"{self.name}: a routing VNF gets veth ports into a namespace of its own, "
+                                  "which exists only on the embedded testbed")
+        if self.lanes != 1:
+            raise DeploymentError(f"{self.name}: a routing VNF runs in one lane only (pvp, pvvp): "
+                                  f"{self.lanes} lanes would need addressing per lane")
+        names = [naming.netns_name(self.run_id, f"{VNF_NETNS_ROLE}{k}") for k in range(self.vnf_count())]
+        for name in names:
+            add_namespace(name, self.resources)
+        return names
 
     def _bridge(self) -> str:
         bridge = naming.iface_name(self.run_id, "br", self._bridges)
@@ -154,7 +210,14 @@ class VnfChain(Deployment):
         self.vswitch = vswitch
         self.resources.register(f"vswitch {vswitch.name}", vswitch.stop)
         vswitch.start()
-        vnfs = [self.make_vnf(dut_netns) for _ in range(self.vnf_count())]
+        first = self.make_vnf(dut_netns)
+        routing = bool(getattr(first, "routing", False))
+        vnf_namespaces: list[str | None] = [None] * self.vnf_count()
+        if routing:
+            vnf_namespaces = self._router_namespaces(dut_netns)
+            vnfs = [self.make_vnf(ns) for ns in vnf_namespaces]  # ``first`` never started: nothing to undo
+        else:
+            vnfs = [first] + [self.make_vnf(dut_netns) for _ in range(self.vnf_count() - 1)]
         self.vnfs = vnfs
         kind = self._port_kind(vnfs[0], dut_netns)
         self.vnf_port_kind = kind
@@ -171,7 +234,8 @@ class VnfChain(Deployment):
                 # the VNF's port 2k faces generator port a, 2k+1 faces b (paths of measurement.stages)
                 first = 2 * (lane * self.vnfs_per_lane + i)  # interface numbers: unique over all VNF ports
                 specs = [self._vnf_port_spec(kind, first + j, server, dut_netns,
-                                             gen_ports[a if j == 0 else b].mac) for j in (0, 1)]
+                                             gen_ports[a if j == 0 else b].mac, vnf_namespaces[number])
+                         for j in (0, 1)]
                 inbound = vswitch.add_port(bridge, specs[0][0])
                 segments.append((bridge, previous, inbound))
                 bridge = self._bridge()
@@ -185,6 +249,12 @@ class VnfChain(Deployment):
         for number, (vnf, ports) in enumerate(zip(vnfs, vnf_ports)):
             self.resources.register(f"vnf {vnf.name} {number}", vnf.stop)
             vnf.start(ports)
+        if routing:
+            self.router_hops = [RouterHop(vnf, (ports[0].name, ports[1].name),
+                                          tuple(p.spec.options.get("vnf_mac") for p in ports[:2]))  # type: ignore[arg-type]
+                                for vnf, ports in zip(vnfs, vnf_ports)]
+            self._end_macs = (str(gen_ports[0].mac), str(gen_ports[1].mac))
+            self.router_figures = configure_chain(self.config, self.router_hops, self._end_macs)
         log.info("%s: %s, %d VNF(s) of %s on %s ports, %d bridges", self.name, vswitch.name, len(vnfs),
                  vnfs[0].name, kind, self._bridges)
         return gen_ports

@@ -12,14 +12,20 @@ then calls :meth:`Vnf.start` with them. What a port carries depends on its kind:
 ``spec.options`` may also carry ``peer_mac`` (the MAC frames leaving that port should be
 addressed to, for MAC-rewriting forwarding modes) and ``vnf_mac`` (the MAC the VNF's port
 should take).
+
+A VNF that forwards by IPv4 routes (a router) sets :attr:`Vnf.routing`: a deployment then
+gives it a network namespace of its own on the embedded testbed (``context.dut_netns`` is
+that namespace, its ports are in it: a router's kernel is its own, as in a VM), configures
+it with :meth:`Vnf.configure_router` after :meth:`Vnf.start` -- the vendor-neutral model of
+:mod:`vsbench.interfaces.router` -- and addresses the generator's frames to its ports' MACs.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
-from vsbench.interfaces.plugin import Plugin
+from vsbench.interfaces.plugin import Plugin, PluginError
 from vsbench.interfaces.traffic import TrafficProfile
 from vsbench.interfaces.vswitch import SwitchPort
 
@@ -34,6 +40,9 @@ class Vnf(Plugin):
 
     kind: ClassVar[str] = "vnf"
     port_kinds: ClassVar[tuple[str, ...]] = ("physical",)
+    #: The VNF routes: it is configured with :meth:`configure_router` and frames are
+    #: addressed to its ports (see the module doc).
+    routing: ClassVar[bool] = False
 
     @abc.abstractmethod
     def start(self, ports: Sequence[SwitchPort]) -> None:
@@ -54,6 +63,16 @@ class Vnf(Plugin):
         depends on changed. A frame entering port ``2k`` is the profile's forward direction
         and must leave on port ``2k+1``. Optional; the default does nothing.
         """
+
+    def configure_router(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Install the router configuration ``config`` (the JSON form of
+        :data:`vsbench.interfaces.router.MODEL_SCHEMA`) after :meth:`start`, replacing the
+        one installed before (a reload, between the plans of a route-scaling matrix).
+        Returns figures of the install, JSON-able; the keys the core reports (all
+        optional): ``routes``, ``nexthops``, ``nexthop_groups``, ``ecmp_groups``,
+        ``install_s``, ``route_install_s``, ``sendmsg_calls``, ``fib_slab_delta_bytes``.
+        Only for a VNF that sets :attr:`routing`."""
+        raise PluginError(f"vnf {self.name or type(self).__name__} does not route")
 
     def stats(self) -> dict[str, Any]:
         return {}

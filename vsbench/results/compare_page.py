@@ -4,7 +4,10 @@
 What the reader gets, top to bottom: the runs compared, what differs between them (the
 system under test of sysinfo.json, each test's switch, deployment, switching operations,
 ...), the gain bars of every throughput figure against the baseline (the tables of Intel's
-optimized-deployment report, drawn), and every figure with its % change and significance.
+optimized-deployment report, drawn), the scaling curves of count matrices (rules, routes,
+next hops, flows: count x frame size with a column per run and the drop from the smallest
+count to the largest, as the Netronome and Brocade vRouter reports print them), and every
+figure with its % change and significance.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from vsbench.results import compare_plots, render
+from vsbench.results import compare_plots, compare_scaling, render
 from vsbench.results.compare import Comparison, Row
 from vsbench.results.page_model import Badge, Bar, Heading, KeyValues, Paragraph, Table, figure
 from vsbench.results.report_page import DASH, fmt_fixed, fmt_value
@@ -90,6 +93,64 @@ def rows_table(comparison: Comparison, rows: Sequence[Row]) -> Table:
     return Table(headers, table_rows, numeric_from=4, numeric_to=len(headers), row_classes=classes)
 
 
+def scaling_table(curve: compare_scaling.CurveComparison) -> Table:
+    """Count x frame size: each run's frame rate, the others' change against the baseline,
+    and a last row with each run's drop from the smallest count to the largest."""
+    counts, sizes, runs = curve.counts(), curve.frame_sizes(), curve.runs
+    headers: list[tuple[str, ...]] = [(curve.axis.plural.capitalize(), "")]
+    for size in sizes:
+        for i, run in enumerate(runs):
+            headers.append((f"{size} B", f"{run}", "Mpps"))
+            if i:
+                headers.append((f"{size} B", "change", "% vs baseline"))
+    rows: list[list[Any]] = []
+    classes = []
+    for count in counts:
+        row: list[Any] = [curve.axis.count_text(count)]
+        flagged = False
+        for size in sizes:
+            crow = curve.rows.get((count, size))
+            for i in range(len(runs)):
+                value = curve.value(count, size, i)
+                mark = " *" if curve.flagged(count, size, i) else ""
+                flagged = flagged or bool(mark)
+                row.append(DASH if value is None else f"{value / 1e6:,.3f}{mark}")
+                if i:
+                    row.append(fmt_change(crow.changes[i] if crow is not None else None))
+        rows.append(row)
+        classes.append("bad" if flagged else "")
+    drops = {(d.run, d.frame_size_bytes): d for d in curve.drops()}
+    if drops:
+        row = [f"drop {curve.axis.count_text(counts[0])} → {curve.axis.count_text(counts[-1])}"]
+        for size in sizes:
+            for i, run in enumerate(runs):
+                d = drops.get((run, size))
+                row.append(DASH if d is None else f"{d.ratio:.2f}× ({d.percent:+.1f} %)")
+                if i:
+                    row.append("")
+        rows.append(row)
+        classes.append("")
+    return Table(headers, rows, numeric_from=1, row_classes=classes)
+
+
+def scaling_blocks(comparison: Comparison) -> list[Any]:
+    """The Scaling section's blocks; [] when the runs have no count matrix in common."""
+    blocks: list[Any] = []
+    for curve in compare_scaling.curves(comparison):
+        blocks.append(Heading(3, curve.title))
+        fig = figure(compare_plots.scaling_figure(curve),
+                     f"{curve.axis.label} versus {curve.goal} frame rate of each run (Mpps, aggregate; log count "
+                     "axis; colour: frame size, line style: run).")
+        if fig is not None:
+            blocks.append(fig)
+        for drop in curve.drops():
+            blocks.append(Paragraph.of(curve.drop_sentence(drop)))
+        blocks.append(scaling_table(curve))
+        blocks.append(Paragraph.of("* a flagged value (invalid trial, irregular search, generator-limited or CPU "
+                                   "oversubscribed: see the table below and the run's report).", "muted"))
+    return blocks
+
+
 def build(comparison: Comparison, generated_at: str | None = None) -> dict[str, Any]:
     """The page model of ``templates/compare.html.j2``."""
     generated_at = generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -135,6 +196,7 @@ def build(comparison: Comparison, generated_at: str | None = None) -> dict[str, 
             "runs": runs,
             "differences": differences,
             "gains": gains,
+            "scaling": scaling_blocks(comparison),
             "table": table,
             "blocks": notes,
         }

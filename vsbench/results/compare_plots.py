@@ -9,6 +9,8 @@ from matplotlib.figure import Figure
 
 from vsbench.results import report_plots
 from vsbench.results.compare import Comparison, Row
+from vsbench.results.compare_scaling import CurveComparison
+from vsbench.results.scaling import short_count
 from vsbench.results.significance import SIGNIFICANT
 
 BETTER, WORSE, GREY = "#0072B2", "#D55E00", "#B8BEC4"
@@ -89,5 +91,42 @@ def trend_figure(series: dict[str, list[tuple[str, float, float | None, float | 
         ax.set_xlabel("run (started at, UTC)")
         ax.legend(fontsize=7)
         ax.set_title(f"{report_plots._plain(metric)} over runs")
+        uri = report_plots._data_uri(fig)
+    return uri
+
+
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def scaling_figure(curve: CurveComparison) -> str | None:
+    """The count (log axis) versus the goal's frame rate: a colour per frame size, a line
+    style and marker per run (the baseline solid)."""
+    counts = curve.counts()
+    if len(counts) < 2:
+        return None
+    fig = Figure(figsize=(9.0, 3.6))
+    with report_plots.matplotlib.rc_context(report_plots.RC):
+        ax = fig.subplots()
+        drawn = False
+        for k, size in enumerate(curve.frame_sizes()):
+            color = report_plots.PALETTE[k % len(report_plots.PALETTE)]
+            for i, run in enumerate(curve.runs):
+                points = [(c, v / 1e6) for c in counts if (v := curve.value(c, size, i)) is not None]
+                if not points:
+                    continue
+                drawn = True
+                ax.plot([p[0] for p in points], [p[1] for p in points], color=color,
+                        linestyle=LINESTYLES[i % len(LINESTYLES)], marker="os^vD"[i % 5],
+                        label=report_plots._plain(f"{size} B, {run}"))
+        if not drawn:
+            return None
+        ax.set_xscale("log")
+        ax.set_xticks(counts, [short_count(c) for c in counts])
+        ax.minorticks_off()
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel(report_plots._plain(curve.axis.label + " (log)"))
+        ax.set_ylabel(f"{curve.goal} frame rate (Mpps, aggregate)")
+        ax.set_title(report_plots._plain(f"{curve.testcase}: {curve.goal} frame rate per run"))
+        ax.legend(fontsize=7)
         uri = report_plots._data_uri(fig)
     return uri

@@ -1,9 +1,11 @@
-"""The scaling curve of report.html: rules (or flows) versus frame rate and Mpps per core.
+"""The scaling curve of report.html: a count (rules, routes, next hops, flows) versus frame
+rate and Mpps per core.
 
 The Netronome OVS-TC report's rule-complexity figure: zero-loss frame rate against the
 number of OpenFlow rules (64 ... 1M, a log axis), and the same rate per CPU core the switch
-consumed -- the figure that compares a switch burning 8 cores with one burning 1. One line
-per frame size; a point whose search ended irregular or under CPU oversubscription is
+consumed -- the figure that compares a switch burning 8 cores with one burning 1; the
+Intel/Brocade vRouter report's throughput against routes and next hops. One line per frame
+size; a point whose search ended irregular or under CPU oversubscription is
 ringed, as in the throughput plot. Inputs are :class:`vsbench.results.scaling.ScalingCurve`
 objects built from results.json; nothing is computed here that the table does not show.
 """
@@ -16,13 +18,13 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from vsbench.results.report_plots import PALETTE, RC, _data_uri, _plain
-from vsbench.results.scaling import ScalingCurve, ScalingPoint
+from vsbench.results.scaling import ScalingCurve, ScalingPoint, short_count
 
 RING = "#D55E00"
 
 
 def _count_label(value: float, _pos: object = None) -> str:
-    """64, 1K, 8K, 64K, 1M: the report's way of naming rule counts."""
+    """64, 1K, 8K, 64K, 1M: the reports' way of naming counts."""
     for scale, suffix in ((1e6, "M"), (1e3, "K")):
         if value >= scale:
             return f"{value / scale:g}{suffix}"
@@ -30,7 +32,7 @@ def _count_label(value: float, _pos: object = None) -> str:
 
 
 def _flagged(p: ScalingPoint) -> bool:
-    return p.regular is False or p.oversubscribed or p.status != "complete"
+    return p.flagged
 
 
 def scaling_figure(curve: ScalingCurve) -> str | None:
@@ -42,7 +44,8 @@ def scaling_figure(curve: ScalingCurve) -> str | None:
         rate_ax, core_ax = fig.subplots(1, 2)
         flagged = False
         per_core_drawn = False
-        for k, (size, points) in enumerate(sorted(curve.series.items())):
+        for k, size in enumerate(sorted(curve.series)):
+            points = curve.per_count(size)  # repeats of a plan: their median
             color = PALETTE[k % len(PALETTE)]
             label = _plain(f"{size} B {points[0].goal if points else ''}".strip())
             for ax, values in (
@@ -61,10 +64,11 @@ def scaling_figure(curve: ScalingCurve) -> str | None:
                             markersize=11, markerfacecolor="none", markeredgecolor=RING)
         rate_ax.set_ylabel("frame rate (Mpps, aggregate)")
         rate_ax.set_title(_plain(f"{curve.goal} frame rate"))
-        core_ax.set_ylabel("Mpps per switch core")
-        core_ax.set_title("Frame rate per core the switch consumed")
+        owner = curve.cpu_owner.lower()
+        core_ax.set_ylabel(f"Mpps per {owner} core")
+        core_ax.set_title(f"Frame rate per core the {owner} consumed")
         if not per_core_drawn:
-            core_ax.text(0.5, 0.5, "the switch reported no CPU time", ha="center", va="center",
+            core_ax.text(0.5, 0.5, "the DUT reported no CPU time", ha="center", va="center",
                          transform=core_ax.transAxes, color="#888888")
         for ax in (rate_ax, core_ax):
             ax.set_xscale("log")
@@ -76,7 +80,7 @@ def scaling_figure(curve: ScalingCurve) -> str | None:
         counts = curve.counts()
         if counts:
             for ax in (rate_ax, core_ax):
-                ax.set_xticks(counts, [_count_label(c) for c in counts])
+                ax.set_xticks(counts, [short_count(c) for c in counts])
                 ax.xaxis.set_minor_formatter(NullFormatter())
         handles, labels = rate_ax.get_legend_handles_labels()
         if flagged:

@@ -37,9 +37,10 @@ from vsbench.results.significance import Interval, mean_interval, quantile_inter
 LATENCY_METRICS = ("latency_min_ns", "latency_avg_ns", "latency_p50_ns", "latency_p99_ns", "latency_max_ns")
 
 #: What a test is, beside its figures: shown where compared runs differ. Fields a newer
-#: results.json adds (topology, VNFs) are picked up when present.
-TEST_FIELDS = ("testcase", "deployment", "topology", "switching_operations", "vswitch", "trafficgen", "vnf",
-               "vnfs", "traffic_type", "flows", "bidirectional", "link_gbps", "cpu_oversubscribed")
+#: results.json adds (topology, VNFs) are picked up when present. ``variant`` (the plan's
+#: matrix values) places a test on a scaling curve (:mod:`vsbench.results.compare_scaling`).
+TEST_FIELDS = ("testcase", "variant", "deployment", "topology", "switching_operations", "vswitch", "trafficgen",
+               "vnf", "vnfs", "traffic_type", "flows", "bidirectional", "link_gbps", "cpu_oversubscribed")
 
 
 def unit_of(metric: str) -> tuple[str, bool]:

@@ -157,7 +157,9 @@ def continuous_point(
 
 
 def efficiency(trial: TrialRecord) -> dict | None:
-    """What forwarding cost the switch in ``trial``, from its ``switch`` record.
+    """What forwarding cost the switch in ``trial``, from its ``switch`` record -- or, in
+    a topology without a switch (a router between the generator's ports), what it cost the
+    VNFs (their ``cpu_s``; ``cpu_source`` then starts with ``vnf``).
 
     ``switch_cpu_s``: CPU seconds the switch consumed (threads or softirq, ``cpu_source``);
     ``switch_cores``: those over the seconds they were measured in (1.0 = one core busy);
@@ -165,18 +167,27 @@ def efficiency(trial: TrialRecord) -> dict | None:
     OVS-TC report). None when the switch reported no CPU time.
     """
     sw = trial.switch or {}
-    cpu_s, elapsed_s = sw.get("cpu_s"), sw.get("elapsed_s")
+    cpu_s, elapsed_s, source = sw.get("cpu_s"), sw.get("elapsed_s"), sw.get("cpu_source")
+    warnings = sw.get("warnings") or ()
+    if not sw:  # a topology without a switch (phy_router_phy): the VNFs are the DUT
+        vnfs = [v for v in (trial.vnf or {}).get("vnfs") or ()
+                if v.get("cpu_s") is not None and v.get("elapsed_s")]
+        if vnfs:
+            cpu_s = sum(float(v["cpu_s"]) for v in vnfs)
+            elapsed_s = max(float(v["elapsed_s"]) for v in vnfs)
+            source = "vnf " + ", ".join(sorted({str(v.get("cpu_source") or "threads") for v in vnfs}))
+            warnings = [w for v in vnfs for w in v.get("warnings") or ()]
     if cpu_s is None or not elapsed_s:
         return None
     cores = float(cpu_s) / float(elapsed_s)
     rx_fps = trial.result.rx_fps
     return {
         "switch_cpu_s": float(cpu_s),
-        "cpu_source": sw.get("cpu_source"),
+        "cpu_source": source,
         "elapsed_s": float(elapsed_s),
         "switch_cores": cores,
         "fps_per_core": rx_fps / cores if cores > 0 else None,
-        "oversubscribed": any(w.get("oversubscribed", True) for w in sw.get("warnings") or ()),
+        "oversubscribed": any(w.get("oversubscribed", True) for w in warnings),
     }
 
 

@@ -59,6 +59,13 @@ def cpu_source(point: Mapping[str, Any]) -> str | None:
     return str(source) if source else None
 
 
+def cpu_owner(point: Mapping[str, Any]) -> str:
+    """Whose CPU the point's efficiency figures are: ``VNF`` in a topology without a
+    switch (the router is the DUT; ``cpu_source`` starts with ``vnf``), else ``Switch``."""
+    source = cpu_source(point) or ""
+    return "VNF" if source.startswith("vnf") else "Switch"
+
+
 def oversubscribed(point: Mapping[str, Any]) -> bool:
     """True when a busy-polling thread of the switch did not get its CPU in that trial."""
     return bool(_mapping(point.get("efficiency")).get("oversubscribed"))

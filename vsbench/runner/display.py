@@ -150,7 +150,7 @@ class RunDisplay:
         )
         efficiency = display_efficiency.point_line(fs)
         if efficiency:
-            self.console.print(f"  {fs.frame_size_bytes} B switch: {efficiency}", style="dim",
+            self.console.print(f"  {fs.frame_size_bytes} B {display_efficiency.owner(fs)}: {efficiency}", style="dim",
                                markup=False, highlight=False)
         for line in vnf_lines(point):
             self.console.print(f"  {fs.frame_size_bytes} B {line}", style="dim", markup=False, highlight=False)

@@ -3,8 +3,8 @@
 After each frame size and in the end summary: the cores the switch consumed at the reported
 point's trial, Mpps per core, and the datapath's counters of that trial (PMD cache hits and
 upcalls, kernel lookups hit/missed/lost, flows offloaded to TC). After a run over a
-``dut.rules`` / ``traffic.flows`` matrix: one table per scaling curve, count versus frame
-rate and Mpps per core. The figures are picked by :mod:`vsbench.results.switch_figures`
+count matrix (``dut.rules``, ``dut.routes``, ``dut.nexthops``, ``traffic.flows``...): one table per scaling curve, count versus frame
+rate and Mpps per core, and the drop from the smallest count to the largest. The figures are picked by :mod:`vsbench.results.switch_figures`
 and :mod:`vsbench.results.scaling` from the JSON form of the results, as report.html's are.
 """
 
@@ -23,6 +23,11 @@ def _point_json(point: ReportedPoint) -> dict[str, Any]:
     return dataclasses.asdict(point)
 
 
+def owner(fs: FrameSizeResult) -> str:
+    """``switch``, or ``vnf`` when the figures are a VNF's (a topology without a switch)."""
+    return "switch" if fs.primary is None else switch_figures.cpu_owner(_point_json(fs.primary)).lower()
+
+
 def point_line(fs: FrameSizeResult) -> str | None:
     """``0.50 cores (threads), 0.463 Mpps per core; PMD: EMC hits ...`` of the primary point."""
     point = fs.primary
@@ -37,26 +42,38 @@ def frame_size_lines(test: TestResult) -> list[str]:
     for fs in test.frame_sizes:
         text = point_line(fs)
         if text and fs.primary is not None:
-            lines.append(f"switch at {fs.frame_size_bytes} B {fs.primary.name}: {text}")
+            owner = switch_figures.cpu_owner(_point_json(fs.primary)).lower()
+            lines.append(f"{owner} at {fs.frame_size_bytes} B {fs.primary.name}: {text}")
     return lines
 
 
 def scaling_tables(results: RunResults) -> list[Table]:
-    """One table per scaling curve of the run (none without a rule/flow matrix)."""
+    """One table per scaling curve of the run (none without a count matrix); its caption
+    states the drop from the smallest count to the largest per frame size."""
     tests = results.to_json()["tests"]
     tables = []
     for curve in scaling.curves(tests):
-        count = "Rules" if curve.axis == "dut.rules" else "Flows"
+        setup = curve.has_setup()
         table = Table(title=f"{curve.title}: {curve.axis_label} versus {curve.goal} frame rate",
-                      title_justify="left")
-        for header in (count, "Frame B", f"{curve.goal} Mpps", "Switch cores", "Mpps/core", "Datapath", "Status"):
+                      title_justify="left",
+                      caption="\n".join(scaling.drop_sentence(curve, d) for d in scaling.drops(curve)) or None,
+                      caption_justify="left")
+        headers = [curve.axis_info.plural.capitalize(), "Frame B", f"{curve.goal} Mpps", f"{curve.cpu_owner} cores",
+                   "Mpps/core"]
+        if setup:
+            headers += ["Install s", "FIB MiB"]
+        for header in (*headers, "Datapath", "Status"):
             table.add_column(header, justify="left" if header in ("Datapath", "Status") else "right")
         for size, points in sorted(curve.series.items()):
             for p in points:
                 flags = [p.status] + (["irregular"] if p.regular is False else []) + (
                     ["CPU oversubscribed"] if p.oversubscribed else [])
-                table.add_row(f"{p.count:,}", str(size), switch_figures.fmt_mpps(p.throughput_fps),
-                              switch_figures.fmt_cores(p.switch_cores), switch_figures.fmt_mpps(p.fps_per_core),
-                              p.datapath or "-", ", ".join(flags))
+                row = [f"{p.count:,}", str(size), switch_figures.fmt_mpps(p.throughput_fps),
+                       switch_figures.fmt_cores(p.switch_cores), switch_figures.fmt_mpps(p.fps_per_core)]
+                if setup:
+                    install, fib = p.setup.get("install_s"), p.setup.get("fib_slab_delta_bytes")
+                    row += ["-" if install is None else f"{install:.2f}",
+                            "-" if fib is None else f"{fib / 2**20:.1f}"]
+                table.add_row(*row, p.datapath or "-", ", ".join(flags))
         tables.append(table)
     return tables

@@ -70,7 +70,14 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     where = f"{plan.label}: "
     classes: dict[str, type[Plugin]] = {}
     policy = guard.DeadlinePolicy.from_config(config)
+    test = config.get("test") or {}
+    try:
+        deployment = get_deployment(str(test.get("deployment") or "p2p"))
+    except DeploymentError as exc:
+        raise PreflightError(f"{where}{exc}") from None
     for kind in PLUGIN_KINDS:
+        if kind == "vswitch" and not deployment.uses_vswitch:
+            continue  # a topology without a switch: neither loaded nor asked for prerequisites
         section = config.get(kind) or {}
         name = section.get("name")
         if not name:
@@ -85,11 +92,6 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         cls = _load("collector", name)
         _prerequisites("collector", cls, _section(config, "collector", name), policy)
         collectors.append(cls)
-    test = config.get("test") or {}
-    try:
-        deployment = get_deployment(str(test.get("deployment") or "p2p"))
-    except DeploymentError as exc:
-        raise PreflightError(f"{where}{exc}") from None
     vnf_name = (config.get("vnf") or {}).get("name")
     if deployment.requires_vnf and vnf_name in (None, "", "none"):
         raise PreflightError(f"{where}deployment {deployment.name} sends every frame through a VNF; "
@@ -109,13 +111,26 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         run = run_parameters(config)
     except RunParametersError as exc:
         raise PreflightError(f"{where}{exc}") from None
-    _check_rule_set_support(config, classes["vswitch"], where)
-    _check_meter_support(config, classes["vswitch"], where)
+    if deployment.uses_vswitch:
+        _check_rule_set_support(config, classes["vswitch"], where)
+        _check_meter_support(config, classes["vswitch"], where)
+    else:
+        _check_no_switch_settings(config, deployment.name, where)
     try:
         traffic_types.check_generator(traffic, classes["trafficgen"])
     except traffic_types.TrafficTypeError as exc:
         raise PreflightError(f"{where}{exc}") from None
     return CheckedPlan(classes, collectors, deployment, sizes, run)
+
+
+def _check_no_switch_settings(config: Mapping[str, Any], deployment: str, where: str) -> None:
+    """``dut.rules`` or ``dut.meter_pps`` in a topology without a switch is refused: nothing
+    would install them, and the figure would be published under their name."""
+    dut = config.get("dut") or {}
+    for key in ("rules", "meter_pps"):
+        if dut.get(key) is not None:
+            raise PreflightError(f"{where}dut.{key}={dut[key]} needs a switch, and deployment {deployment} "
+                                 "has none (it routes with the VNF alone)")
 
 
 def _check_rule_set_support(config: Mapping[str, Any], switch: type[Plugin], where: str) -> None:

@@ -329,9 +329,11 @@ class Run:
             guard.construct(cls, self.context(index, "collector", cls.name, config, resources), policy, "collector")
             for cls in checked.collectors
         ]
-        vswitch_cls = checked.classes["vswitch"]
+        vswitch_cls = checked.classes.get("vswitch")
 
         def make_vswitch(dut_netns: str | None):
+            if vswitch_cls is None:
+                raise DeploymentError(f"deployment {checked.deployment.name} builds no switch")
             return guard.construct(
                 vswitch_cls, self.context(index, "vswitch", vswitch_cls.name, config, resources, dut_netns),
                 policy, "vswitch")
@@ -503,7 +505,7 @@ class Run:
             variant=dict(plan.variant),
             deployment=checked.deployment.name,
             switching_operations=checked.deployment.switching_operations,
-            vswitch=checked.classes["vswitch"].name,
+            vswitch=checked.classes["vswitch"].name if "vswitch" in checked.classes else "none",
             vnf=checked.classes["vnf"].name if "vnf" in checked.classes else "",
             trafficgen=checked.classes["trafficgen"].name,
             traffic_type=str(traffic.get("type", "rfc2544_throughput")),

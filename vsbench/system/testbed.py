@@ -384,3 +384,33 @@ def add_internal_pair(
         raise TestbedError(f"cannot create veth pair {a}/{b} in {netns}: {exc}") from exc
     _check_ipv6_disabled(netns, list(names))
     _wait_carrier(netns, list(names))
+
+
+def add_namespace(name: str, resources: ResourceStack) -> None:
+    """A quiet network namespace (IPv6 off before any interface exists) for one VNF whose
+    own kernel forwards (a router): its removal is registered."""
+    _ensure_tools()
+    _add_netns(name, resources)
+
+
+def move_port(netns: str, iface: str, target_netns: str) -> None:
+    """Move ``iface`` (a veth end, NOARP and quiet) from ``netns`` into ``target_netns``
+    and bring it up there. A moved interface keeps its MAC, MTU and flags but goes down;
+    its peer stays where it was, so the pair's registered removal still finds it."""
+    try:
+        with open_netns(netns) as ipr:
+            found = ipr.link_lookup(ifname=iface)
+            if not found:
+                raise TestbedError(f"interface {iface} missing in {netns}")
+            ipr.link("set", index=found[0], net_ns_fd=target_netns)
+        with open_netns(target_netns) as ipr:
+            found = ipr.link_lookup(ifname=iface)
+            if not found:
+                raise TestbedError(f"interface {iface} did not arrive in {target_netns}")
+            ipr.link("set", index=found[0], flags=IFF_NOARP | IFF_UP, change=IFF_NOARP | IFF_UP)
+    except (TestbedError, NetlinkError):
+        raise
+    except Exception as exc:
+        raise TestbedError(f"cannot move {iface} from {netns} into {target_netns}: {exc}") from exc
+    _check_ipv6_disabled(target_netns, [iface])
+    _wait_carrier(target_netns, [iface])

@@ -1,4 +1,4 @@
-"""Render a :class:`~.model.RouterConfig` into Linux kernel routing inside a namespace.
+"""Render a :class:`~vsbench.interfaces.router.RouterConfig` into Linux kernel routing inside a namespace.
 
 What it installs, in order, and removes in reverse: forwarding sysctls; interface
 addresses (ARP turned on for the router's ports — the testbed makes every port NOARP, and
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pyroute2 import IPRoute
 
 from . import netlink_bulk as nl
-from .model import RouterConfig
+from vsbench.interfaces.router import RouterConfig
 
 log = logging.getLogger(__name__)
 

@@ -2,10 +2,18 @@
 
 The router runs in the DUT's network namespace (the embedded testbed's, or the one a
 deployment gives it); the kernel forwards, with routes installed over netlink in bulk.
-Its configuration is the declarative model of :mod:`.model`, either in the plugin's
-settings (``vnf.vrouter.config``) or handed over by a deployment through :meth:`apply`,
-which also reloads a running router with a new configuration (the old one is removed
-first) — the route-scaling testcases reconfigure the router, they do not restart the run.
+Its configuration is the declarative model of :mod:`vsbench.interfaces.router`, either in
+the plugin's settings (``vnf.vrouter.config``) or handed over by a deployment through
+:meth:`VRouter.configure_router`, which also reloads a running router with a new
+configuration (the old one is removed first) -- the route-scaling testcases reconfigure
+the router, they do not restart the run.
+
+Frames arriving at the router's ports are routed on ``rx_cpus`` (RPS; by default the
+highest online CPU), not on the CPU that sent them: on the embedded testbed that is the
+generator's, which would then slow down instead of the router dropping, and every figure
+would be the generator's. Those CPUs are in the run's CPU plan. Per trial the router's
+port counters (received, transmitted, dropped on receive) are read, so a PVP run can say
+whether the router or a switch pass lost the frames.
 
 Everything the router installs is registered on the run's teardown stack when installed
 and verified gone at :meth:`stop` (see :mod:`.kernel`). On a real host (no DUT namespace)
@@ -22,9 +30,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces import PluginError, Prerequisite, SwitchPort, Vnf
-from vsbench.interfaces.host.netlink import NetlinkError, list_links
+from vsbench.interfaces.commands import CommandError
+from vsbench.interfaces.host import cpu
+from vsbench.interfaces.host.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
+from vsbench.interfaces.host.testbed import TestbedError, steer_receive
 
-from . import model
+from vsbench.interfaces import router as model
 from .kernel import KernelRouter, RenderError, fib_slab_bytes
 
 log = logging.getLogger(__name__)
@@ -38,6 +49,12 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "dataplane": {"enum": ["kernel"], "default": "kernel",
                       "description": "what forwards: the Linux kernel in the DUT namespace"},
         "config": {**model.MODEL_SCHEMA, "description": "the router configuration (else a deployment supplies it)"},
+        "rx_cpus": {"type": ["array", "null"], "items": {"type": "integer", "minimum": 0}, "uniqueItems": True,
+                    "default": None,
+                    "description": "CPUs that route the frames arriving at the router's ports (RPS on each "
+                                   "port): null: the highest online CPU, away from the generator; []: the "
+                                   "kernel's default, the CPU that sent the frame (the generator's, so the "
+                                   "generator slows down instead of the router dropping)"},
     },
 }
 
@@ -46,6 +63,7 @@ class VRouter(Vnf):
     description: ClassVar[str] = "vRouter: Vyatta-style static routes/ECMP rendered to kernel routing (bulk netlink)"
     api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+    routing: ClassVar[bool] = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -53,6 +71,11 @@ class VRouter(Vnf):
         self._router: KernelRouter | None = None
         self._ports: list[SwitchPort] = []
         self._last: dict[str, Any] = {}
+        self._rx_cpus: tuple[int, ...] = ()
+        self._steered: list[str] = []
+        self._counters: LinkCounterReader | None = None
+        self._before: dict[str, LinkCounters] = {}
+        self._cpu_before: cpu.CpuSample | None = None
 
     @classmethod
     def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
@@ -81,14 +104,85 @@ class VRouter(Vnf):
         self._ports = list(ports)
         self._router = KernelRouter(netns)
         self.context.resources.register(f"vrouter {netns}", self.stop)
+        self._steer([self._iface(p) for p in self._ports])
         if self.settings.get("config"):
-            self.apply(self.settings["config"])
+            self.configure_router(self.settings["config"])
 
-    def apply(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _iface(port: SwitchPort) -> str:
+        return port.spec.iface or port.name
+
+    def _steer(self, ifaces: list[str]) -> None:
+        """Route on ``rx_cpus``: RPS on each port, so the kernel's forwarding work runs
+        there and not on the CPU that sent the frame (the generator's, on the embedded
+        testbed, which would then measure itself instead of the router)."""
+        wanted = self.settings.get("rx_cpus")
+        online = set(cpu.online_cpus())
+        if wanted is None:
+            wanted = [max(online)] if len(online) > 1 else []
+        bad = sorted(set(wanted) - online)
+        if bad:
+            raise PluginError(f"vrouter: rx_cpus {bad} are not online (online: {sorted(online)})")
+        self._rx_cpus = tuple(sorted(wanted))
+        if not self._rx_cpus:
+            return
+        netns = self.context.dut_netns
+        for iface in ifaces:
+            try:
+                steer_receive(netns, iface, self._rx_cpus)
+            except (TestbedError, CommandError, OSError) as exc:
+                raise PluginError(f"vrouter: cannot steer {iface}'s receive to CPUs {list(self._rx_cpus)}: "
+                                  f"{exc}") from None
+            self._steered.append(iface)
+
+    def busy_poll_cpus(self) -> dict[str, set[int]]:
+        """The CPUs the kernel routes on (RPS): not a polling thread, but under load its
+        softirq work takes them as fully as one, so it belongs in the run's CPU plan."""
+        return {f"{self.name or 'vrouter'} kernel forwarding (RPS)": set(self._rx_cpus)} if self._rx_cpus else {}
+
+    def trial_begin(self) -> None:
+        self._cpu_before = cpu.sample() if self._rx_cpus else None
+        try:
+            if self._counters is None:
+                self._counters = LinkCounterReader(self.context.dut_netns)
+            self._before = self._counters.read([self._iface(p) for p in self._ports])
+        except NetlinkError as exc:
+            log.warning("vrouter: cannot read port counters: %s", exc)
+            self._before = {}
+
+    def trial_end(self) -> dict[str, Any]:
+        """Per-port counter deltas of the router's interfaces (the kernel's own count:
+        frames received, transmitted, and dropped on receive -- a full backlog), and the
+        softirq time of its ``rx_cpus`` (where RPS has it route; nothing else is steered
+        there, so that is the router's cost)."""
+        if not self._before or self._counters is None:
+            return {}
+        usage = cpu.delta(self._cpu_before, cpu.sample()) if self._cpu_before is not None else None
+        self._cpu_before = None
+        try:
+            after = self._counters.read([self._iface(p) for p in self._ports])
+        except NetlinkError as exc:
+            return {"error": str(exc)}
+        figures: dict[str, Any] = {}
+        if usage is not None:
+            figures = {"cpu_s": sum(usage.softirq_s.get(f"cpu{c}", 0.0) for c in self._rx_cpus),
+                       "elapsed_s": usage.elapsed_s, "cpu_source": "softirq of rx_cpus",
+                       "rx_cpus": list(self._rx_cpus)}
+        ports = []
+        for number, port in enumerate(self._ports):
+            name = self._iface(port)
+            if name not in after or name not in self._before:
+                continue
+            d = after[name] - self._before[name]
+            ports.append({"port": number, "rx_frames": d.rx_packets, "tx_frames": d.tx_packets,
+                          "rx_missed": d.rx_dropped, "tx_errors": d.tx_dropped})
+        return {"ports": ports, **figures}
+
+    def configure_router(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """Install (or reload with) ``config``, the model's JSON form; returns the figures
         of the install (:meth:`stats`)."""
         if self._router is None:
-            raise PluginError("vrouter: apply() before start()")
+            raise PluginError("vrouter: configure_router() before start()")
         try:
             parsed = model.parse(config)
         except model.ModelError as exc:
@@ -115,10 +209,12 @@ class VRouter(Vnf):
     def _write_record(self, parsed: model.RouterConfig, config: Mapping[str, Any]) -> None:
         """The configuration on record next to the logs: JSON and Vyatta config.boot."""
         log_dir = Path(self.context.log_dir)
+        # routers in series share the plan's log dir: each file names its namespace's role
+        stem = f"vrouter-{str(self.context.dut_netns).rsplit('-', 1)[-1]}"
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
-            (log_dir / "vrouter.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
-            (log_dir / "vrouter.config.boot").write_text(model.to_config_boot(parsed))
+            (log_dir / f"{stem}.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+            (log_dir / f"{stem}.config.boot").write_text(model.to_config_boot(parsed))
         except OSError as exc:
             log.warning("vrouter: cannot write the configuration record in %s: %s", log_dir, exc)
 
@@ -126,7 +222,16 @@ class VRouter(Vnf):
         return dict(self._last)
 
     def stop(self) -> None:
+        reader, self._counters = self._counters, None
+        if reader is not None:
+            reader.close()
         router, self._router = self._router, None
+        steered, self._steered = self._steered, []
+        for iface in steered:  # back to the kernel's default (the interface may be gone already)
+            try:
+                steer_receive(self.context.dut_netns, iface, ())
+            except Exception as exc:  # noqa: BLE001 - keep tearing down
+                log.debug("vrouter: RPS of %s not reset: %s", iface, exc)
         if router is None:
             return
         try:

@@ -1,4 +1,11 @@
-"""The vrouter's declarative configuration: a small, vendor-neutral, Vyatta-style model.
+"""A router's declarative configuration: a small, vendor-neutral, Vyatta-style model.
+
+The Intel/Brocade vRouter report generated its router configurations from a vendor-neutral
+description (interfaces, routes, next hops) and rendered them into the router's own syntax.
+This is that description, as part of the plugin contract: a deployment (``phy_router_phy``,
+the ``pvp`` family with a routing VNF) builds it in its JSON form and hands it to
+:meth:`vsbench.interfaces.Vnf.configure_router`; a router plugin (the built-in ``vrouter``,
+or a vendor's) renders it to its data plane.
 
 A router is interfaces with addresses, next-hop groups (one next hop, or several for
 ECMP), static routes pointing at a group, and a default action for unrouted traffic. Big
@@ -11,6 +18,8 @@ renderer expands a range straight into netlink messages.
 :func:`to_config_boot` prints the same configuration in Vyatta's ``config.boot`` syntax,
 written next to the run's logs so the configuration a figure was measured with is on
 record in the syntax the seed report (Intel/Brocade 5600 vRouter) used. Pure: no I/O.
+
+Part of the plugin contract (:data:`vsbench.interfaces.API_VERSION`).
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ import numpy as np
 _MAC = "^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
 _IFNAME = {"type": "string", "minLength": 1, "maxLength": 15}
 
-#: JSON schema of the model (draft 2020-12); the plugin's ``settings_schema`` embeds it.
+#: JSON schema of the model (draft 2020-12); a router plugin's ``settings_schema`` may embed it.
 MODEL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
