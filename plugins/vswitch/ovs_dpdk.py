@@ -7,6 +7,16 @@ allow-list). Without PCI ports DPDK runs with ``--no-pci``: the host's devices a
 touched either way. Hugepages are reserved for exactly ``socket_mem_mb`` (plus headroom)
 and given back at teardown; their files carry ``--file-prefix=vsb<run>ovs``.
 
+A ``tunnel`` port (VXLAN) uses OvS's native userspace tunnelling: the underlay interface
+goes into a bridge of its own (``vsb<run>br<N>``, the ``br-phy`` of OvS's userspace
+tunnelling guide) whose internal port takes the VTEP's MAC (``other_config:hwaddr``) and
+address (in the DUT namespace, where ovs-vswitchd runs), with two flows between that port
+(``LOCAL``) and the underlay port; the far VTEP is an OvS route and a static tunnel
+neighbour (``ovs/route/add``, ``tnl/neigh/set``: nothing is ARPed). The VXLAN port itself
+is on the caller's bridge. A frame arriving for the VTEP is popped (``tnl_pop``) and
+recirculated; one sent to the tunnel port is pushed (``tnl_push``) and leaves by the
+underlay bridge's flow, in the same datapath pass.
+
 Default placement for a 2-core machine: the PMD busy-polls on CPU 1 (``pmd_cpu_mask
 0x2``); DPDK's main lcore, the handler/revalidator threads, the generator and the kernel's
 softirq work share CPU 0 (``dpdk_lcore_mask 0x1``).
@@ -25,9 +35,10 @@ from vsbench.interfaces import commands
 from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
 from vsbench.interfaces.settings import with_defaults
 
+from vsbench_plugins.vswitch.ovs import flows
 from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats, pmd_stats_delta
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
-from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
+from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
 
 #: Bytes a packet-mmap frame needs beyond the L3 MTU: tpacket header and sockaddr
 #: (~66, aligned), Ethernet header 14, one VLAN tag 4.
@@ -100,6 +111,7 @@ class OvsDpdk(OvsSwitchBase):
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch-dpdk"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     supports_vhost_user: ClassVar[bool] = True
+    tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -107,6 +119,8 @@ class OvsDpdk(OvsSwitchBase):
         self.huge_dir: Path | None = None
         self.reservation: hugepages.HugepageReservation | None = None
         self._pci_allowed = [p["pci"] for p in self.cfg["ports"]]
+        #: Tunnel port name -> its underlay bridge, port and VTEP address.
+        self.underlays: dict[str, dict[str, str]] = {}
 
     # ------------------------------------------------------------------ checks
 
@@ -237,7 +251,7 @@ class OvsDpdk(OvsSwitchBase):
                                    f'options:vhost-server-path="{self.vhost_socket_path(spec)}"']
             return spec.name, ["type=dpdkvhostuser"]
         if spec.kind == "tunnel":
-            return spec.name, tunnel_columns(spec)
+            return spec.name, tunnel_columns(spec, OVS_TUNNEL_OPTIONS)
         raise PluginError(f"ovs_dpdk cannot add port {spec.name!r}: physical ports need iface or pci")
 
     def af_packet_devargs(self, iface: str, index: int) -> str:
@@ -254,6 +268,8 @@ class OvsDpdk(OvsSwitchBase):
         return self.instance.paths.run_dir / spec.name  # type: ignore[union-attr]
 
     def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
+        if spec.kind == "tunnel" and (spec.iface or spec.pci):
+            self.add_underlay(bridge, spec)
         if spec.kind == "vhostuser":
             where = self.vhost_socket_path(spec)
             if spec.socket_path is not None and Path(spec.socket_path) != where:
@@ -262,6 +278,37 @@ class OvsDpdk(OvsSwitchBase):
             port = super().add_port(bridge, spec)
             return replace(port, spec=replace(spec, socket_path=where))
         return super().add_port(bridge, spec)
+
+    def add_underlay(self, bridge: str, spec: PortSpec) -> None:
+        """The tunnel's underlay (module docstring): a bridge with the underlay port and
+        the VTEP on its internal port, a route and a static neighbour for the far VTEP."""
+        options = dict(spec.options)
+        kind = str(options.get("type", "vxlan"))
+        if kind not in self.tunnel_types:
+            raise PluginError(f"ovs_dpdk: no {kind} tunnels here (it has {', '.join(self.tunnel_types)})")
+        missing = [k for k in ("local_ip", "local_mac", "remote_ip", "remote_mac") if options.get(k) in (None, "")]
+        if missing:
+            raise PluginError(f"tunnel port {spec.name!r} needs options {', '.join(missing)} for its underlay")
+        logical = f"{bridge}-underlay"
+        self.add_bridge(logical)
+        real = self.bridge_name(logical)
+        self.ctl.vsctl("set", "Bridge", real, f'other_config:hwaddr="{options["local_mac"]}"')
+        phy = self.add_port(logical, PortSpec(kind="physical", name=spec.iface or f"{spec.name}u",
+                                              iface=spec.iface, pci=spec.pci))
+        lines = [f"table=0,priority=100,in_port=LOCAL,actions=output:{phy.number}",
+                 f"table=0,priority=100,in_port={phy.number},actions=LOCAL"]
+        flow_file = self.instance.paths.run_dir / f"underlay-{real}.flows"  # type: ignore[union-attr]
+        flows.write_flow_file(flow_file, lines)
+        self.ctl.add_flows_bundle(real, flow_file)
+        address = f"{options['local_ip']}/{int(options.get('prefixlen') or 32)}"
+        try:
+            for argv in (["ip", "addr", "add", address, "dev", real], ["ip", "link", "set", "dev", real, "up"]):
+                commands.run(argv, netns=self.context.dut_netns, timeout_s=10)
+        except commands.CommandError as exc:
+            raise PluginError(f"ovs_dpdk: cannot give the VTEP address {address} to {real}: {exc}") from exc
+        self.ctl.appctl("ovs/route/add", f"{options['remote_ip']}/32", real)
+        self.ctl.appctl("tnl/neigh/set", real, str(options["remote_ip"]), str(options["remote_mac"]))
+        self.underlays[spec.name] = {"bridge": real, "port": phy.name, "vtep": address}
 
     def max_frame_bytes(self) -> int:
         """Largest Ethernet frame (FCS included) every port forwards: the L3 MTU plus 18,

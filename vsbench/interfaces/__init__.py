@@ -45,6 +45,9 @@ from vsbench.interfaces.traffic import (
     ProbeRecords,
     TrafficProfile,
     TrialResult,
+    TunnelFields,
+    VXLAN_OVERHEAD_BYTES,
+    VXLAN_UDP_PORT,
     l1_bps,
     l2_bps,
     line_rate_fps,
@@ -60,7 +63,7 @@ __all__ = [
     "MAX_FRAME_SIZE_BYTES", "MIN_FRAME_SIZE_BYTES", "Plugin", "PluginContext", "PluginError",
     "PortKind", "PortSpec", "Prerequisite", "ProbeRecords", "ResourceStack", "RuleSetError",
     "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TrafficGenerator",
-    "TrafficProfile", "TrialResult", "Vnf", "VSwitch", "api_incompatibility",
+    "TrafficProfile", "TrialResult", "TunnelFields", "VXLAN_OVERHEAD_BYTES", "VXLAN_UDP_PORT", "Vnf", "VSwitch", "api_incompatibility",
     "default_directions", "l1_bps", "l2_bps", "line_rate_fps", "schema_defaults",
     "validate_settings", "with_defaults", "write_rule_file",
 ]

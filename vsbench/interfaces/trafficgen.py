@@ -78,6 +78,12 @@ class TrafficGenerator(Plugin):
         """
         raise PluginError(f"{self.name or type(self).__name__} cannot measure its latency without the DUT")
 
+    #: Encapsulations :meth:`configure` builds for a profile with ``encapsulation`` and
+    #: ``tunnel`` set (``("vxlan",)``): encapsulated frames out of the tunnel port, and on
+    #: that port encapsulated frames expected back. The preflight refuses an overlay test
+    #: with a generator that does not list its encapsulation.
+    encapsulations: ClassVar[tuple[str, ...]] = ()
+
     #: True when :meth:`run_burst` is implemented; the ``back2back`` and ``burst`` traffic
     #: types refuse (at preflight) a generator that does not declare it.
     supports_bursts: ClassVar[bool] = False

@@ -121,6 +121,7 @@ class TrialRecord:
             "collectors": _jsonable(self.collectors),
             "switch": _jsonable(self.switch),
             **({"burst_frames": int(r.burst_frames)} if r.burst_frames is not None else {}),
+            **({"rx_wrong_frames": int(r.rx_wrong_frames)} if r.rx_wrong_frames is not None else {}),
             **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
             **({"vnf": _jsonable(self.vnf)} if self.vnf else {}),
         }
@@ -159,6 +160,7 @@ class TrialRecord:
             invalid_reason="; ".join(reasons) if reasons else None,
             generator_stats=dict(doc.get("generator_stats") or {}),
             burst_frames=None if doc.get("burst_frames") is None else int(doc["burst_frames"]),
+            rx_wrong_frames=None if doc.get("rx_wrong_frames") is None else int(doc["rx_wrong_frames"]),
         )
         return cls(
             identity=TrialIdentity(doc["run_id"], int(doc["plan_index"]), doc["plan_label"]),
@@ -421,6 +423,11 @@ class FrameSizeResult:
     #: bursts, the back-to-back benchmark, the load sweep's steps and what 100% was.
     bursts: list[BurstPoint] = field(default_factory=list)
     back2back: Back2BackResult | None = None
+    #: Encapsulated profiles (op2p): the frame size on the tunnel link (``frame_size_bytes``
+    #: is the inner frame's) and the frames that arrived other than the DUT should have
+    #: delivered them over every trial of this frame size (None: nothing was verified).
+    outer_frame_size_bytes: int | None = None
+    rx_wrong_frames: int | None = None
     sweep: list[SweepStep] = field(default_factory=list)
     sweep_reference_fps: float | None = None
 

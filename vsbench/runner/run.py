@@ -43,6 +43,7 @@ from vsbench import __version__
 from vsbench.deployment import DeploymentError
 from vsbench.interfaces.collector import Collector
 from vsbench.interfaces.plugin import PluginContext, PluginError
+from vsbench.interfaces.traffic import VXLAN_OVERHEAD_BYTES
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement import profiles
 from vsbench.measurement.trial_runner import TrialRunner, TrialSink
@@ -372,15 +373,19 @@ class Run:
         traffic = config.get("traffic") or {}
         run_traffic_type = traffic_types.TRAFFIC_TYPES[test.traffic_type]
         largest = max_frame_bytes(deployment.vswitch)
+        tunnel_bytes = VXLAN_OVERHEAD_BYTES if traffic.get("encapsulation") == "vxlan" else 0
         for fs in test.frame_sizes:
-            if largest is not None and fs.frame_size_bytes > largest:
+            if largest is not None and fs.frame_size_bytes + tunnel_bytes > largest:
                 fs.status = "not-run"
+                inside = f" ({fs.frame_size_bytes} B inside VXLAN)" if tunnel_bytes else ""
                 fs.notes.append(f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
-                                f"as built here, not {fs.frame_size_bytes} B")
+                                f"as built here, not {fs.frame_size_bytes + tunnel_bytes} B{inside}")
                 self.display.note(f"warning: {plan.label} {fs.notes[-1]}")
                 self.write_results()
                 continue
             profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
+            if profile.encapsulation is not None:
+                fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
             first_trial = len(trials.records)
@@ -406,6 +411,7 @@ class Run:
             finally:
                 if fs.status != "complete":  # keep the account of what did run
                     traffic_types.account(fs, trials.records[first_trial:])
+                note_wrong_frames(fs, trials.records[first_trial:])
                 normalise_points(test, fs)
                 self.display.frame_size_finished(fs)
                 self.write_results()
@@ -528,6 +534,20 @@ def normalise_points(test: TestResult, fs: FrameSizeResult) -> None:
         starved = bool((point.efficiency or {}).get("oversubscribed")) or any(
             v.get("starved") for v in (point.vnf or {}).get("vnfs") or ())
         point.cpu_oversubscribed = bool(test.cpu_oversubscribed) or starved
+
+
+def note_wrong_frames(fs: FrameSizeResult, records: Sequence[Any]) -> None:
+    """``rx_wrong_frames`` of the frame size from its trials (a generator that verifies
+    what it receives), and a note when any frame arrived wrong."""
+    counts = [r.result.rx_wrong_frames for r in records if r.result.rx_wrong_frames is not None]
+    if not counts:
+        return
+    fs.rx_wrong_frames = int(sum(counts))
+    if fs.rx_wrong_frames:
+        note = (f"{fs.rx_wrong_frames} frame(s) arrived other than the DUT should have delivered them "
+                "(see rx_wrong_samples in trials.jsonl); counted as lost")
+        if note not in fs.notes:
+            fs.notes.append(note)
 
 
 def max_frame_bytes(vswitch: Any) -> int | None:

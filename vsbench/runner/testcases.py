@@ -1,7 +1,7 @@
 """Declarative testcases: find them, validate them, expand them into resolved test plans.
 
 A testcase file (``testcases/<name>.yaml``) is checked against
-``vsbench/schemas/testcase.schema.json``. Its ``traffic``/``search``/``latency``/``dut``/``vnf``
+``vsbench/schemas/testcase.schema.json``. Its ``traffic``/``search``/``latency``/``dut``/``overlay``/``vnf``
 sections are a configuration layer between the conf files and ``--test-params``. Its
 ``matrix`` maps dotted config paths to lists of values; each combination is one plan. A
 ``--test-params`` key naming a matrix dimension replaces that dimension (a list gives the
@@ -21,7 +21,7 @@ from referencing import Registry, Resource
 from vsbench.runner import config as cfg
 from vsbench.runner.plan import TestPlan
 
-LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "vnf", "thresholds")
+LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "vnf", "thresholds")
 
 
 class TestcaseError(cfg.ConfigError):
