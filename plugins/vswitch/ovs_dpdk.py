@@ -52,6 +52,17 @@ HUGEPAGE_RECORD = "hugepages.json"
 
 PCI_PATTERN = r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 MASK_PATTERN = r"^0x[0-9a-fA-F]+$"
+IMPL_PATTERN = r"^[A-Za-z0-9_]+$"
+
+
+def mask_text(value: Any) -> str:
+    """A CPU mask as OvS takes it: ``"0x6"`` (``6`` from --test-params, which YAML reads
+    ``0x6`` as, becomes ``"0x6"``)."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a CPU mask: {value!r}")
+    if isinstance(value, int):
+        return hex(value)
+    return str(value)
 
 #: EAL arguments vsbench manages itself; in ``dpdk_extra`` they are an error naming the
 #: setting to use instead (PCI probing is never left to a free-form string).
@@ -66,10 +77,11 @@ MANAGED_EAL_ARGS = {
 SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
     "vswitchd": {"type": "string", "default": "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk",
                  "description": "the DPDK build of ovs-vswitchd"},
-    "dpdk_lcore_mask": {"type": "string", "pattern": MASK_PATTERN, "default": "0x1",
+    "dpdk_lcore_mask": {"type": ["string", "integer"], "pattern": MASK_PATTERN, "minimum": 1, "default": "0x1",
                         "description": "CPUs of DPDK's main lcore (non-PMD threads)"},
-    "pmd_cpu_mask": {"type": "string", "pattern": MASK_PATTERN, "default": "0x2",
-                     "description": "CPUs the PMD threads busy-poll on, one PMD per CPU"},
+    "pmd_cpu_mask": {"type": ["string", "integer"], "pattern": MASK_PATTERN, "minimum": 1, "default": "0x2",
+                     "description": "CPUs the PMD threads busy-poll on, one PMD per CPU "
+                                    "(\"0x6\", or 6: --test-params reads 0x6 as a number)"},
     "socket_mem_mb": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1,
                       "default": [512], "description": "hugepage memory per NUMA node (MB); also the limit"},
     "hugepage_size_kb": {"type": "integer", "enum": [2048, 1048576], "default": 2048},
@@ -99,7 +111,33 @@ SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
                                    "DPDK 22.11's af_packet PMD caps frames at 1518 B"},
     "n_rxq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
     "n_txq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
+    # -- datapath features (report 2's configuration deltas); null leaves OvS's default --
+    "emc_insert_inv_prob": {"type": ["integer", "null"], "minimum": 0, "maximum": 4294967295, "default": None,
+                            "description": "other_config:emc-insert-inv-prob: insert into the EMC on 1 in N "
+                                           "misses (OvS: 100); 0 disables the EMC"},
+    "smc_enable": {"type": ["boolean", "null"], "default": None,
+                   "description": "other_config:smc-enable: the signature match cache (OvS: off)"},
+    "n_rxq": {"type": ["integer", "null"], "minimum": 1, "maximum": 64, "default": None,
+              "description": "options:n_rxq of every DPDK port (af_packet ports get as many qpairs)"},
+    "dpcls_lookup": {"type": ["string", "null"], "pattern": IMPL_PATTERN, "default": None,
+                     "description": "dpcls subtable lookup implementation made the preferred one "
+                                    "(dpif-netdev/subtable-lookup-prio-set): generic, avx512_gather... "
+                                    "as this OvS build lists them"},
+    "dpif_impl": {"type": ["string", "null"], "pattern": IMPL_PATTERN, "default": None,
+                  "description": "DPIF implementation (dpif-netdev/dpif-impl-set): dpif_scalar, dpif_avx512"},
+    "mfex_impl": {"type": ["string", "null"], "pattern": IMPL_PATTERN, "default": None,
+                  "description": "miniflow extract implementation (dpif-netdev/miniflow-parser-set): "
+                                 "scalar, study, avx512_*"},
 })
+
+#: The appctl commands of the implementation settings: (set command, listing command).
+IMPLEMENTATIONS = {
+    "dpcls_lookup": ("dpif-netdev/subtable-lookup-prio-set", "dpif-netdev/subtable-lookup-info-get"),
+    "dpif_impl": ("dpif-netdev/dpif-impl-set", "dpif-netdev/dpif-impl-get"),
+    "mfex_impl": ("dpif-netdev/miniflow-parser-set", "dpif-netdev/miniflow-parser-get"),
+}
+#: The priority that makes a subtable lookup implementation the preferred one.
+PREFERRED_LOOKUP_PRIORITY = 1000
 
 
 class OvsDpdk(OvsSwitchBase):
@@ -119,6 +157,10 @@ class OvsDpdk(OvsSwitchBase):
         self.huge_dir: Path | None = None
         self.reservation: hugepages.HugepageReservation | None = None
         self._pci_allowed = [p["pci"] for p in self.cfg["ports"]]
+        for name in ("pmd_cpu_mask", "dpdk_lcore_mask"):
+            self.cfg[name] = mask_text(self.cfg[name])
+        #: The implementations switched to (``dpcls_lookup``, ``dpif_impl``, ``mfex_impl``).
+        self.implementations: dict[str, str] = {}
         #: Tunnel port name -> its underlay bridge, port and VTEP address.
         self.underlays: dict[str, dict[str, str]] = {}
 
@@ -132,6 +174,8 @@ class OvsDpdk(OvsSwitchBase):
         if why:
             missing.append(Prerequisite(f"hugepages: {why}",
                                         "run as root on a kernel with CONFIG_HUGETLBFS"))
+        missing += [Prerequisite(f"vswitch.ovs_dpdk: {error}", "change the setting")
+                    for error in cls.settings_errors(cfg)]
         vswitchd = commands.which(cfg["vswitchd"]) or cfg["vswitchd"]
         if not missing and dpdk_probe.links_shared_dpdk(vswitchd):
             # ~0.3 s: the EAL starts for real and attaches a net_af_packet vdev and an mbuf
@@ -142,6 +186,7 @@ class OvsDpdk(OvsSwitchBase):
     @staticmethod
     def settings_errors(cfg: Mapping[str, Any], online: set[int] | None = None) -> list[str]:
         """Problems JSON schema cannot express, one line each (empty when fine)."""
+        cfg = {**cfg, **{k: mask_text(cfg[k]) for k in ("pmd_cpu_mask", "dpdk_lcore_mask") if k in cfg}}
         errors = []
         for arg in cfg.get("dpdk_extra", []):
             key = arg.split("=", 1)[0]
@@ -184,6 +229,11 @@ class OvsDpdk(OvsSwitchBase):
 
     def other_config(self) -> dict[str, str]:
         socket_mem = ",".join(str(m) for m in self.cfg["socket_mem_mb"])
+        features = {}
+        if self.cfg["emc_insert_inv_prob"] is not None:
+            features["emc-insert-inv-prob"] = str(int(self.cfg["emc_insert_inv_prob"]))
+        if self.cfg["smc_enable"] is not None:
+            features["smc-enable"] = "true" if self.cfg["smc_enable"] else "false"
         return {
             **super().other_config(),
             "dpdk-init": "true",
@@ -191,6 +241,7 @@ class OvsDpdk(OvsSwitchBase):
             "pmd-cpu-mask": self.cfg["pmd_cpu_mask"],
             "dpdk-socket-mem": socket_mem,
             "dpdk-socket-limit": socket_mem,
+            **features,
         }
 
     def start(self) -> None:
@@ -232,9 +283,30 @@ class OvsDpdk(OvsSwitchBase):
             commands.wait_for(initialized, float(self.cfg["start_timeout_s"]), 0.1, "DPDK initialization")
         except TimeoutError as exc:
             raise PluginError(str(exc)) from exc
+        self.apply_implementations()
+
+    def apply_implementations(self) -> None:
+        """``dpcls_lookup``, ``dpif_impl``, ``mfex_impl``: switch the datapath's
+        implementation; one the build does not have is a one-line error naming those it
+        has (from the matching ``-get`` command)."""
+        for key, (set_cmd, get_cmd) in IMPLEMENTATIONS.items():
+            name = self.cfg[key]
+            if not name:
+                continue
+            args = [name, str(PREFERRED_LOOKUP_PRIORITY)] if key == "dpcls_lookup" else [name]
+            try:
+                self.ctl.appctl(set_cmd, *args)
+            except (commands.CommandError, PluginError) as exc:
+                try:
+                    listing = " ".join(self.ctl.appctl(get_cmd).split())
+                except (commands.CommandError, PluginError):
+                    listing = "?"
+                raise PluginError(f"vswitch.ovs_dpdk.{key} {name}: {str(exc).splitlines()[0][:160]} "
+                                  f"(this OvS has: {listing[:200]})") from None
+            self.implementations[key] = name
 
     def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
-        queue_opts = [f"options:{k}={self.cfg[k]}" for k in ("n_rxq_desc", "n_txq_desc") if self.cfg[k]]
+        queue_opts = [f"options:{k}={self.cfg[k]}" for k in ("n_rxq_desc", "n_txq_desc", "n_rxq") if self.cfg[k]]
         if self.cfg["mtu_request"]:
             queue_opts.append(f"mtu_request={self.cfg['mtu_request']}")
         if spec.kind == "physical" and spec.pci:
@@ -259,7 +331,8 @@ class OvsDpdk(OvsSwitchBase):
         if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", iface):
             raise PluginError(f"not an interface name: {iface!r}")
         af = with_defaults(SETTINGS_SCHEMA["properties"]["af_packet"], self.cfg["af_packet"])
-        return (f"net_af_packet{index},iface={iface},qpairs={af['qpairs']},blocksz={af['blocksz']},"
+        qpairs = max(int(af["qpairs"]), int(self.cfg["n_rxq"] or 1))  # n_rxq queues need as many sockets
+        return (f"net_af_packet{index},iface={iface},qpairs={qpairs},blocksz={af['blocksz']},"
                 f"framesz={af['framesz']},framecnt={af['framecnt']},qdisc_bypass={int(af['qdisc_bypass'])}")
 
     def vhost_socket_path(self, spec: PortSpec) -> Path:
