@@ -139,14 +139,16 @@ def matrix_table(fm) -> Table:
     base = fm.variants[fm.baseline]
     table = Table(title=f"Feature matrix {fm.testcase}: {fm.metric} against {base.short()}", title_justify="left")
     caches = feature_matrix.cache_columns(fm)
-    headers = ["Variant", "Frame B", "Mfps", "Gain", "Significance", *(f"{c} %" for c in caches), "Upcalls",
-               "Cores", "Mfps/core"]
+    extras = list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.extra))
+    headline, scale = ("Mfps", 1e6) if fm.metric.endswith("_fps") else ("Gbit/s", 1.0)
+    headers = ["Variant", "Frame B", headline, "Gain", "Significance", *extras, *(f"{c} %" for c in caches),
+               "Upcalls", "Cores", "Mfps/core"]
     for header in headers:
         table.add_column(header, justify="left" if header in ("Variant", "Significance") else "right")
     for i, size, cell in feature_matrix.ordered_cells(fm):
         value = cell.value
         mark = " *" if (value is not None and value.flags) or cell.oversubscribed else ""
-        shown = "-" if value is None else f"{value.value / 1e6:.4f}{mark}"
+        shown = "-" if value is None else f"{value.value / scale:.4f}{mark}"
         if i == fm.baseline:
             gain, verdict = "baseline", ""
         else:
@@ -156,6 +158,7 @@ def matrix_table(fm) -> Table:
             gain = f"[{style}]{'-' if pct is None else f'{pct:+.1f} %'}[/{style}]"
             verdict = "" if cell.change is None else cell.change.significance
         row = [fm.variants[i].short(), str(size), shown, gain, verdict]
+        row += [f"{cell.extra[e]:,.3g}" if e in cell.extra else "-" for e in extras]
         row += [f"{cell.cache_percent[c]:.1f}" if c in cell.cache_percent else "-" for c in caches]
         row += ["-" if cell.upcalls is None else f"{cell.upcalls:,.0f}",
                 "-" if cell.switch_cores is None else f"{cell.switch_cores:.2f}",

@@ -52,6 +52,7 @@ from vsbench.interfaces.traffic import (
     l2_bps,
     line_rate_fps,
 )
+from vsbench.interfaces.tcp import TcpResult, TcpSpec
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import PortKind, PortSpec, SwitchPort, SwitchThread, VSwitch
@@ -62,7 +63,7 @@ __all__ = [
     "GeneratorCapabilities", "GeneratorPort", "L1_OVERHEAD_BYTES", "LatencyHistogram",
     "MAX_FRAME_SIZE_BYTES", "MIN_FRAME_SIZE_BYTES", "Plugin", "PluginContext", "PluginError",
     "PortKind", "PortSpec", "Prerequisite", "ProbeRecords", "ResourceStack", "RuleSetError",
-    "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TrafficGenerator",
+    "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TcpResult", "TcpSpec", "TrafficGenerator",
     "TrafficProfile", "TrialResult", "TunnelFields", "VXLAN_OVERHEAD_BYTES", "VXLAN_UDP_PORT", "Vnf", "VSwitch", "api_incompatibility",
     "default_directions", "l1_bps", "l2_bps", "line_rate_fps", "schema_defaults",
     "validate_settings", "with_defaults", "write_rule_file",

@@ -55,6 +55,9 @@ class Cell:
     switch_cores: float | None = None
     fps_per_core: float | None = None
     oversubscribed: bool = False
+    #: Further figures of the variant at this size, by label (a TCP workload's
+    #: retransmits and cores per Gbit/s).
+    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -127,11 +130,35 @@ def _points(test: Mapping[str, Any], goal: str) -> dict[int, Mapping[str, Any]]:
     return out
 
 
+#: Figures shown beside the headline when a variant has them: (metric, label).
+EXTRA_METRICS = (("tcp_retransmits", "retransmits"), ("tcp_cores_per_gbps", "cores/(Gbit/s)"),
+                 ("tcp_rtt_mean_us", "RTT us"))
+
+#: The figure a matrix compares, by preference: the NDR, a TCP workload's goodput, the
+#: received rate of a fixed-rate test.
+HEADLINE_METRICS = ("ndr_fps", "tcp_gbps", "continuous_fps")
+
+
+def _tcp_points(test: Mapping[str, Any]) -> dict[int, Mapping[str, Any]]:
+    """A TCP test's figures in the shape of a point (switch cores, oversubscription)."""
+    out = {}
+    for fs in test.get("frame_sizes") or []:
+        tcp = fs.get("tcp")
+        if isinstance(tcp, Mapping):
+            out[int(fs["frame_size_bytes"])] = {"efficiency": {"switch_cores": tcp.get("switch_cores")},
+                                                "cpu_oversubscribed": tcp.get("cpu_oversubscribed")}
+    return out
+
+
 def matrices(results: Mapping[str, Any], metrics: RunMetrics, baseline: Mapping[str, str] | None = None,
-             metric: str = "ndr_fps") -> list[FeatureMatrix]:
+             metric: str | None = None) -> list[FeatureMatrix]:
     """One :class:`FeatureMatrix` per testcase of the run with two or more variants.
     ``baseline`` picks the baseline variant by its settings (keys by full or last name);
-    default: each matrix's first variant (the first value of every dimension)."""
+    default: each matrix's first variant (the first value of every dimension). ``metric``
+    defaults to the first of :data:`HEADLINE_METRICS` the run has."""
+    if metric is None:
+        have = {k.metric for k in metrics.by_key()}
+        metric = next((m for m in HEADLINE_METRICS if m in have), HEADLINE_METRICS[0])
     by_case: dict[str, list[Mapping[str, Any]]] = {}
     for test in results.get("tests") or []:
         if test.get("variant"):
@@ -161,9 +188,10 @@ def matrices(results: Mapping[str, Any], metrics: RunMetrics, baseline: Mapping[
             base = 0
         sizes = sorted({k.frame_size_bytes for k in values if k.test in seen and k.metric == metric})
         cells: dict[tuple[int, int], Cell] = {}
-        last_points = {}
+        last_points, tcp_points = {}, {}
         for test in tests:
             last_points[seen[str(test.get("label"))]] = _points(test, goal)
+            tcp_points[seen[str(test.get("label"))]] = _tcp_points(test)
         for i, variant in enumerate(variants):
             for size in sizes:
                 value = values.get(MetricKey(variant.label, size, metric))
@@ -175,11 +203,15 @@ def matrices(results: Mapping[str, Any], metrics: RunMetrics, baseline: Mapping[
                         base_value.uncertainty if base_value else None, value.value if value else None,
                         value.samples if value else [], value.uncertainty if value else None, True)
                 point = last_points.get(i, {}).get(size) or {}
+                if not point and tcp_points.get(i, {}).get(size):
+                    point = tcp_points[i][size]
                 caches, upcalls = cache_figures(point)
                 efficiency = point.get("efficiency") if isinstance(point.get("efficiency"), Mapping) else {}
+                extra = {label: values[MetricKey(variant.label, size, name)].value
+                         for name, label in EXTRA_METRICS if MetricKey(variant.label, size, name) in values}
                 cells[(i, size)] = Cell(value, change, caches, upcalls, _number(efficiency.get("switch_cores")),
                                         _number(efficiency.get("fps_per_core")),
-                                        bool(point.get("cpu_oversubscribed")))
+                                        bool(point.get("cpu_oversubscribed")), extra)
         fm = FeatureMatrix(case, metric, dimensions, variants, base, sizes, cells)
         if any(c.oversubscribed for c in cells.values()):
             fm.notes.append("figures marked * measure CPU contention (more busy pollers than CPUs, or one starved)")
@@ -200,7 +232,7 @@ def to_json(fm: FeatureMatrix) -> dict[str, Any]:
             "significance": "baseline" if i == fm.baseline else (None if cell.change is None else cell.change.significance),
             "cache_hit_percent": dict(cell.cache_percent), "upcalls": cell.upcalls,
             "switch_cores": cell.switch_cores, "fps_per_core": cell.fps_per_core,
-            "cpu_oversubscribed": cell.oversubscribed,
+            "cpu_oversubscribed": cell.oversubscribed, **({"extra": dict(cell.extra)} if cell.extra else {}),
         })
     return {"schema": "vsbench.feature-matrix/1", "testcase": fm.testcase, "metric": fm.metric,
             "dimensions": fm.dimensions, "baseline": fm.variants[fm.baseline].settings, "rows": rows,

@@ -30,8 +30,8 @@ from vsbench.interfaces.traffic import (
 
 #: ``floor`` is the generator's own latency on a direct loop without the DUT
 #: (:meth:`vsbench.interfaces.trafficgen.TrafficGenerator.measure_latency_floor`).
-TrialRole = Literal["warmup", "search", "final", "continuous", "floor"]
-TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor")
+TrialRole = Literal["warmup", "search", "final", "continuous", "floor", "tcp"]
+TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor", "tcp")
 TRIAL_SCHEMA_ID = "vsbench.trial/1"
 RESULTS_SCHEMA_ID = "vsbench.results/1"
 
@@ -387,6 +387,37 @@ class SweepStep:
 
 
 @dataclass
+class TcpPoint:
+    """A TCP workload (traffic type ``tcp``), from its median run (``trial_index``) of
+    ``runs`` (``trial_indices``; ``gbps_runs`` their goodputs).
+
+    ``gbps`` is TCP payload received per second (both ways summed when bidirectional);
+    ``retransmits`` the senders' retransmitted segments; ``sender_cpu_percent`` and
+    ``receiver_cpu_percent`` the endpoint processes' CPU (percent of one CPU);
+    ``switch_cores`` what the switch consumed over the run (its threads, or softirq for a
+    kernel datapath); ``cores`` the three together and ``cores_per_gbps`` that over the
+    goodput -- report 5's "CPU per Gbit/s"; ``rtt_*_us`` the connections' smoothed RTTs
+    under this load. ``options`` are the endpoint options the run had (streams, MTU, TSO,
+    GSO, GRO). ``cpu_oversubscribed``: the CPU plan had more busy pollers than CPUs."""
+
+    trial_index: int
+    gbps: float
+    retransmits: int | None
+    sender_cpu_percent: float | None
+    receiver_cpu_percent: float | None
+    switch_cores: float | None
+    cores: float | None
+    cores_per_gbps: float | None
+    rtt_min_us: float | None = None
+    rtt_mean_us: float | None = None
+    rtt_max_us: float | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    trial_indices: list[int] = field(default_factory=list)
+    gbps_runs: list[float] = field(default_factory=list)
+    cpu_oversubscribed: bool | None = None
+
+
+@dataclass
 class FrameSizeResult:
     """Everything reported for one testcase × frame size.
 
@@ -428,6 +459,8 @@ class FrameSizeResult:
     #: delivered them over every trial of this frame size (None: nothing was verified).
     outer_frame_size_bytes: int | None = None
     rx_wrong_frames: int | None = None
+    #: Traffic type ``tcp``: the TCP workload's figures (None for frame trials).
+    tcp: TcpPoint | None = None
     sweep: list[SweepStep] = field(default_factory=list)
     sweep_reference_fps: float | None = None
 

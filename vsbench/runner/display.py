@@ -116,6 +116,11 @@ class RunDisplay:
             seen = (f"latency min {fmt_ns(float(min(lat)))}, {len(lat)} probes" if len(lat)
                     else "no latency sample")
             line = f"  trial {self._trials_in_frame_size:>3} {record.role:<10} generator alone (no DUT): {seen}{validity}"
+        elif record.role == "tcp":
+            tcp = r.generator_stats.get("tcp") or {}
+            gbps = tcp.get("gbps")
+            line = (f"  run   {self._trials_in_frame_size:>3} tcp        {'-' if gbps is None else f'{gbps:.3f}'} Gbit/s, "
+                    f"{tcp.get('retransmits', '-')} retransmits{validity}")
         else:
             line = (
                 f"  trial {self._trials_in_frame_size:>3} {record.role:<10} offered {fmt_rate(r.intended_load_fps):>13}"
@@ -137,6 +142,12 @@ class RunDisplay:
         if fs.status == "complete" and fs.back2back is not None:
             self.console.print(f"  {fs.frame_size_bytes} B {back2back_text(fs)} in {fs.trial_count} trials",
                                style="green", highlight=False)
+            return
+        if fs.status == "complete" and fs.tcp is not None:
+            from vsbench.runner.traffic_tcp import tcp_line
+
+            self.console.print(f"  {fs.frame_size_bytes} B tcp: {tcp_line(fs)} in {fs.trial_count} run(s)",
+                               style="green", highlight=False, markup=False)
             return
         if fs.status != "complete" or point is None:
             self.console.print(f"  {fs.frame_size_bytes} B: {fs.status}"

@@ -100,6 +100,8 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     try:
         traffic_types.check(traffic)
         sizes = profiles.frame_sizes(traffic)
+        if traffic.get("type") == traffic_types._tcp.KIND:  # a TCP plan's frame size is its MTU's
+            sizes = [traffic_types._tcp.frame_size(config)]
         for size in sizes:
             profiles.build_profile(traffic, size)
         profiles.link_bps(config)

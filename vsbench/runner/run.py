@@ -534,6 +534,8 @@ def normalise_points(test: TestResult, fs: FrameSizeResult) -> None:
         starved = bool((point.efficiency or {}).get("oversubscribed")) or any(
             v.get("starved") for v in (point.vnf or {}).get("vnfs") or ())
         point.cpu_oversubscribed = bool(test.cpu_oversubscribed) or starved
+    if fs.tcp is not None:
+        fs.tcp.cpu_oversubscribed = bool(test.cpu_oversubscribed)
 
 
 def note_wrong_frames(fs: FrameSizeResult, records: Sequence[Any]) -> None:

@@ -29,7 +29,7 @@ from referencing import Registry, Resource
 from vsbench.runner import config as cfg
 from vsbench.runner.plan import TestPlan
 
-LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "vnf", "thresholds")
+LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds")
 
 
 class TestcaseError(cfg.ConfigError):
