@@ -202,7 +202,28 @@ class RunDisplay:
         self.console.print(f"run {results.run_id}: {results.status}; results in {run_dir}", highlight=False)
 
     @staticmethod
+    def tcp_table(test: TestResult) -> Table:
+        """A TCP workload's plan: report 5's columns."""
+        flag = " [CPU oversubscribed]" if test.cpu_oversubscribed else ""
+        table = Table(title=f"{test.label} (tcp, {test.vswitch}, {test.trafficgen}){flag}", title_justify="left")
+        for header in ("Frame B", "Gbit/s", "Retransmits", "Sender CPU %", "Receiver CPU %", "Switch cores",
+                       "Cores/(Gbit/s)", "RTT mean us", "Runs", "Status"):
+            table.add_column(header, justify="left" if header == "Status" else "right")
+        for fs in test.frame_sizes:
+            t = fs.tcp
+            if t is None:
+                table.add_row(str(fs.frame_size_bytes), *["-"] * 7, str(fs.trial_count), fs.status)
+                continue
+            table.add_row(str(fs.frame_size_bytes), f"{t.gbps:.3f}", "-" if t.retransmits is None else str(t.retransmits),
+                          fmt_num(t.sender_cpu_percent, 0), fmt_num(t.receiver_cpu_percent, 0),
+                          fmt_num(t.switch_cores, 2), fmt_num(t.cores_per_gbps, 3), fmt_num(t.rtt_mean_us, 0),
+                          str(len(t.gbps_runs)), fs.status + (" *" if t.cpu_oversubscribed else ""))
+        return table
+
+    @staticmethod
     def table(test: TestResult) -> Table:
+        if any(fs.tcp is not None for fs in test.frame_sizes) or test.traffic_type == "tcp":
+            return RunDisplay.tcp_table(test)
         goal = next((fs.primary.name for fs in test.frame_sizes if fs.primary), "")
         # the other goals of a multi-goal search (PDR ...) get a column each, after the primary's
         others: list[str] = []
