@@ -36,7 +36,7 @@ from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
 from vsbench.interfaces.settings import with_defaults
 
 from vsbench_plugins.vswitch.ovs import flows
-from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats, pmd_stats_delta
+from vsbench_plugins.vswitch.ovs.parse import parse_implementations, parse_pmd_stats, pmd_stats_delta
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
 
@@ -136,8 +136,10 @@ IMPLEMENTATIONS = {
     "dpif_impl": ("dpif-netdev/dpif-impl-set", "dpif-netdev/dpif-impl-get"),
     "mfex_impl": ("dpif-netdev/miniflow-parser-set", "dpif-netdev/miniflow-parser-get"),
 }
-#: The priority that makes a subtable lookup implementation the preferred one.
-PREFERRED_LOOKUP_PRIORITY = 1000
+#: The priority that makes a subtable lookup implementation the preferred one: the highest
+#: ``subtable-lookup-prio-set`` accepts (OvS 3.1: "use integer in range 0-255"; the
+#: built-in ones have 0 and 1).
+PREFERRED_LOOKUP_PRIORITY = 255
 
 
 class OvsDpdk(OvsSwitchBase):
@@ -283,12 +285,18 @@ class OvsDpdk(OvsSwitchBase):
             commands.wait_for(initialized, float(self.cfg["start_timeout_s"]), 0.1, "DPDK initialization")
         except TimeoutError as exc:
             raise PluginError(str(exc)) from exc
-        self.apply_implementations()
+
+    def add_bridge(self, name: str) -> None:
+        super().add_bridge(name)
+        if len(self._bridges) == 1:  # the first netdev bridge creates the userspace datapath
+            self.apply_implementations()
 
     def apply_implementations(self) -> None:
         """``dpcls_lookup``, ``dpif_impl``, ``mfex_impl``: switch the datapath's
-        implementation; one the build does not have is a one-line error naming those it
-        has (from the matching ``-get`` command)."""
+        implementation; one the build does not have (or refuses) is a one-line error with
+        OvS's reason and the names the matching ``-get`` command lists. Called once the
+        userspace datapath exists: OvS 3.1 refuses ``miniflow-parser-set`` before that
+        (misleadingly, "not available due to CPU ISA requirements")."""
         for key, (set_cmd, get_cmd) in IMPLEMENTATIONS.items():
             name = self.cfg[key]
             if not name:
@@ -296,13 +304,14 @@ class OvsDpdk(OvsSwitchBase):
             args = [name, str(PREFERRED_LOOKUP_PRIORITY)] if key == "dpcls_lookup" else [name]
             try:
                 self.ctl.appctl(set_cmd, *args)
-            except (commands.CommandError, PluginError) as exc:
+            except PluginError as exc:
                 try:
-                    listing = " ".join(self.ctl.appctl(get_cmd).split())
-                except (commands.CommandError, PluginError):
-                    listing = "?"
-                raise PluginError(f"vswitch.ovs_dpdk.{key} {name}: {str(exc).splitlines()[0][:160]} "
-                                  f"(this OvS has: {listing[:200]})") from None
+                    names = parse_implementations(self.ctl.appctl(get_cmd))
+                except PluginError:
+                    names = []
+                has = ", ".join(names) if names else "none listed"
+                raise PluginError(f"vswitch.ovs_dpdk.{key} {name}: {str(exc).splitlines()[0][:200]} "
+                                  f"(this OvS has: {has})") from None
             self.implementations[key] = name
 
     def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
