@@ -9,6 +9,8 @@ namespace, no iperf3 -- may be left behind.
 from __future__ import annotations
 
 import os
+import re
+import time
 
 import pytest
 
@@ -42,9 +44,31 @@ def test_tcp_tput_measures_goodput_and_cpu(tmp_path, vswitch, params):
     trials = outcome.trials()
     assert [t["role"] for t in trials] == ["tcp"] * len(plans)
     assert all(t["generator_stats"]["tcp"]["received_bytes"] > 0 for t in trials)
+    if vswitch == "ovs_dpdk":  # af_packet ports: the endpoints checksum in software
+        assert any("tcp.tx_checksum=false" in n for n in fs["notes"]), fs["notes"]
+        assert trials[0]["generator_stats"]["tcp"]["spec"]["tx_checksum"] is False
     if len(plans) > 1:  # the table the CLI prints after the run
         from vsbench.cli.compare_cmd import load_matrices
 
         [fm] = load_matrices(outcome.run_dir, None)
         assert fm.metric == "tcp_gbps" and [v.settings for v in fm.variants] == [{"tcp.tso": True}, {"tcp.tso": False}]
+    assert_nothing_left(outcome.run_id)
+
+
+def test_a_connection_that_cannot_cross_fails_fast_and_says_why(tmp_path):
+    """Endpoints that leave their checksums to the NIC across OvS-DPDK's af_packet ports:
+    every segment arrives with an unfinished checksum and is dropped. The run must fail
+    within iperf3's connect timeout (not hang), saying where the connection stopped."""
+    require(("trafficgen", "iperf3"), ("vswitch", "ovs_dpdk"))
+    plans = build_plans("tcp_tput", "ovs_dpdk", "trial_duration=2;omit=0;tcp.tso=false;tcp.tx_checksum=true",
+                        trafficgen="iperf3")
+    started = time.monotonic()
+    outcome = run(tmp_path, plans)
+    assert outcome.code != 0
+    [fs] = outcome.results()["tests"][0]["frame_sizes"]
+    assert fs["status"] == "failed"
+    text = " ".join(outcome.console.split())
+    assert "unable to connect" in text and "the server saw no connection" in text, text
+    assert re.search(r"server endpoint: (\d+) TCP segments in, \1 with bad checksums", text), text
+    assert time.monotonic() - started < 25  # switch start + 5 s connect timeout, not 30 s more
     assert_nothing_left(outcome.run_id)

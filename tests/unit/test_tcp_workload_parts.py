@@ -17,7 +17,7 @@ from vsbench.runner import config as cfg
 from vsbench.runner import plugins, preflight, testcases, traffic_tcp
 from vsbench.runner.traffic_job import TrafficTypeError
 from vsbench_plugins.trafficgen.iperf3.endpoints import endpoint_ip, offload_argv
-from vsbench_plugins.trafficgen.iperf3.parse import ReportError, parse_report
+from vsbench_plugins.trafficgen.iperf3.parse import ReportError, parse_report, tcp_counters
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "tests" / "data" / "iperf3" / "client_2streams.json"
@@ -43,9 +43,43 @@ def test_iperf3_errors_are_one_line():
         parse_report(json.dumps({"end": {}}), 1)
 
 
+def test_tcp_counters_of_an_endpoint():
+    snmp = ("Ip: Forwarding DefaultTTL\nIp: 1 64\n"
+            "Tcp: RtoAlgorithm RtoMin InSegs OutSegs InCsumErrors\nTcp: 1 200 5 7 3\n")
+    assert tcp_counters(snmp) == {"RtoAlgorithm": 1, "RtoMin": 200, "InSegs": 5, "OutSegs": 7, "InCsumErrors": 3}
+    assert tcp_counters("Ip: a\nIp: 1\n") == {} and tcp_counters("Tcp: a b\nTcp: 1\n") == {}
+
+
 def test_offloads_and_addresses():
     assert offload_argv("ethtool", "x0", TcpSpec(1, tso=False, gro=True)) == ["ethtool", "-K", "x0", "tso", "off", "gro", "on"]
     assert offload_argv("ethtool", "x0", TcpSpec(1)) is None
+    assert offload_argv("ethtool", "x0", TcpSpec(1, tx_checksum=False, tso=False)) == ["ethtool", "-K", "x0", "tx", "off", "tso", "off"]
+
+
+class _Switch:
+    name = "ovs_dpdk"
+
+    def __init__(self, carries: bool) -> None:
+        self.carries = carries
+
+    def carries_offloaded_frames(self) -> bool:
+        return self.carries
+
+
+def test_endpoints_finish_their_frames_across_a_switch_that_reads_bytes():
+    """Across OvS-DPDK's af_packet ports a checksum left to the NIC arrived unfinished (every
+    SYN in the server's TcpInCsumErrors): the endpoints checksum in software, and TSO-on is
+    skipped; a kernel switch, or a plan that says tx_checksum, is left as asked."""
+    config = {"tcp": {"tso": None, "gso": True}}
+    new, skip, note = traffic_tcp.endpoints_for(config, "tcp", _Switch(False))
+    assert skip is None and new["tcp"] == {"tso": False, "gso": True, "tx_checksum": False} and "software" in note
+    assert traffic_tcp.spec_of(new).tx_checksum is False and config["tcp"]["tso"] is None  # the plan's own is untouched
+    new, skip, note = traffic_tcp.endpoints_for({"tcp": {"tso": True}}, "tcp", _Switch(False))
+    assert skip.startswith("skipped: tcp.tso=true cannot cross ovs_dpdk") and note is None
+    asked = {"tcp": {"tx_checksum": True}}
+    assert traffic_tcp.endpoints_for(asked, "tcp", _Switch(False)) == (asked, None, None)
+    assert traffic_tcp.endpoints_for(config, "tcp", _Switch(True)) == (config, None, None)
+    assert traffic_tcp.endpoints_for(config, "continuous", _Switch(False)) == (config, None, None)
     assert (endpoint_ip(0), endpoint_ip(1)) == ("198.19.255.1", "198.19.255.2")
 
 

@@ -21,7 +21,8 @@ from typing import Any
 class TcpSpec:
     """One TCP run: ``streams`` parallel connections from port 0 to port 1 (and back at the
     same time when ``bidirectional``) for ``duration_s``. The endpoint options -- the
-    ports' L3 ``mtu_bytes`` and segmentation/receive offloads ``tso``/``gso``/``gro`` --
+    ports' L3 ``mtu_bytes``, segmentation/receive offloads ``tso``/``gso``/``gro`` and
+    ``tx_checksum`` --
     are applied to the endpoint interfaces; None leaves the interface's default."""
 
     duration_s: float
@@ -31,6 +32,9 @@ class TcpSpec:
     tso: bool | None = None
     gso: bool | None = None
     gro: bool | None = None
+    #: Transmit checksum offload (``ethtool -K tx``); off, the stack checksums every
+    #: segment itself (and TSO, which needs it, is off too).
+    tx_checksum: bool | None = None
     #: Seconds at the start the endpoints leave out of their figures (slow start).
     omit_s: float = 0.0
 

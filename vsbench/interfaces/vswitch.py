@@ -128,6 +128,16 @@ class VSwitch(Plugin):
         measuring a switch that drops (or hangs on) every frame."""
         return None
 
+    def carries_offloaded_frames(self) -> bool:
+        """Whether the switch forwards what a kernel endpoint leaves to its NIC: TCP
+        segments larger than the MTU (TSO) and checksums not yet filled in. A kernel
+        datapath moves the buffer with that work still marked on it; a switch that reads
+        frames as bytes from a packet socket (DPDK's af_packet PMD) truncates the large
+        segments and forwards the unfinished checksums, which the receiving stack drops.
+        Across such a switch TCP endpoints must segment and checksum in software (the
+        runner turns their tx checksumming off and skips TSO-on plans)."""
+        return True
+
     def trial_begin(self) -> None:
         """Take the 'before' sample of one trial, just before traffic starts: the CPU time
         of the switch's threads (or softirq time, for a kernel datapath) and its datapath

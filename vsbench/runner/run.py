@@ -51,7 +51,7 @@ from vsbench.results import writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
-from vsbench.runner import guard, placement, preflight, traffic_types
+from vsbench.runner import guard, placement, preflight, traffic_tcp, traffic_types
 from vsbench.runner.config import redact_secrets
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
@@ -374,15 +374,21 @@ class Run:
         run_traffic_type = traffic_types.TRAFFIC_TYPES[test.traffic_type]
         largest = max_frame_bytes(deployment.vswitch)
         tunnel_bytes = VXLAN_OVERHEAD_BYTES if traffic.get("encapsulation") == "vxlan" else 0
+        config, endpoint_skip, endpoint_note = traffic_tcp.endpoints_for(config, test.traffic_type, deployment.vswitch)
         for fs in test.frame_sizes:
+            skip = endpoint_skip
             if largest is not None and fs.frame_size_bytes + tunnel_bytes > largest:
-                fs.status = "not-run"
                 inside = f" ({fs.frame_size_bytes} B inside VXLAN)" if tunnel_bytes else ""
-                fs.notes.append(f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
-                                f"as built here, not {fs.frame_size_bytes + tunnel_bytes} B{inside}")
+                skip = (f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
+                        f"as built here, not {fs.frame_size_bytes + tunnel_bytes} B{inside}")
+            if skip:
+                fs.status = "not-run"
+                fs.notes.append(skip)
                 self.display.note(f"warning: {plan.label} {fs.notes[-1]}")
                 self.write_results()
                 continue
+            if endpoint_note:
+                fs.notes.append(endpoint_note)
             profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes

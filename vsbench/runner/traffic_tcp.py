@@ -55,7 +55,29 @@ def spec_of(config: Mapping[str, Any]) -> TcpSpec:
                    bidirectional=bool(traffic.get("bidirectional", False)),
                    mtu_bytes=int(tcp["mtu_bytes"]) if tcp.get("mtu_bytes") else None,
                    tso=flag(tcp.get("tso")), gso=flag(tcp.get("gso")), gro=flag(tcp.get("gro")),
+                   tx_checksum=flag(tcp.get("tx_checksum")),
                    omit_s=float(tcp.get("omit_s") or 0.0))
+
+
+def endpoints_for(config: Mapping[str, Any], traffic_type: str, vswitch: Any) -> tuple[Mapping[str, Any], str | None, str | None]:
+    """``(config, skip, note)`` for a TCP plan across a switch that does not carry a kernel
+    endpoint's offloaded frames (:meth:`VSwitch.carries_offloaded_frames`): the endpoints'
+    tx checksumming goes off unless the plan sets it (a note says so), and a plan with
+    TSO on is skipped (its segments would be cut). Any other plan: unchanged."""
+    carries = getattr(vswitch, "carries_offloaded_frames", None)
+    if traffic_type != KIND or carries is None or carries():
+        return config, None, None
+    tcp = dict(config.get("tcp") or {})
+    why = f"{vswitch.name} reads frames as bytes from packet sockets"
+    if tcp.get("tso") is True:
+        return config, (f"skipped: tcp.tso=true cannot cross {vswitch.name} as built here ({why}: a TSO segment "
+                        "is cut at the port's largest frame)"), None
+    if tcp.get("tx_checksum") is not None:
+        return config, None, None
+    tcp.update(tx_checksum=False, tso=False)
+    return ({**config, "tcp": tcp}, None,
+            f"endpoints checksum and segment in software (tcp.tx_checksum=false): {why}, so a checksum "
+            "left to the NIC would arrive unfinished")
 
 
 def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
@@ -91,7 +113,7 @@ def point_of(records: list[TrialRecord], oversubscribed: bool | None) -> TcpPoin
         sender_cpu_percent=doc.get("sender_cpu_percent"), receiver_cpu_percent=doc.get("receiver_cpu_percent"),
         switch_cores=switch_cores, cores=cores, cores_per_gbps=cores / gbps if cores is not None and gbps > 0 else None,
         rtt_min_us=doc.get("rtt_min_us"), rtt_mean_us=doc.get("rtt_mean_us"), rtt_max_us=doc.get("rtt_max_us"),
-        options={k: spec.get(k) for k in ("streams", "bidirectional", "mtu_bytes", "tso", "gso", "gro")},
+        options={k: spec.get(k) for k in ("streams", "bidirectional", "mtu_bytes", "tso", "gso", "gro", "tx_checksum")},
         trial_indices=[r.trial_index for r, _ in runs], gbps_runs=[float(d["gbps"]) for _, d in runs],
         cpu_oversubscribed=oversubscribed)
 

@@ -36,8 +36,9 @@ def endpoint_ip(index: int) -> str:
 
 
 def offload_argv(ethtool: str, iface: str, spec: TcpSpec) -> list[str] | None:
-    """``ethtool -K IFACE tso on gso off ...`` for the offloads ``spec`` sets, or None."""
-    wanted = [(name, getattr(spec, name)) for name in ("tso", "gso", "gro")]
+    """``ethtool -K IFACE tx off tso on gso off ...`` for the offloads ``spec`` sets, or
+    None (``tx`` first: turning it off turns TSO off with it)."""
+    wanted = [("tx", spec.tx_checksum)] + [(name, getattr(spec, name)) for name in ("tso", "gso", "gro")]
     args = [part for name, value in wanted if value is not None for part in (name, "on" if value else "off")]
     return [ethtool, "-K", iface, *args] if args else None
 

@@ -60,3 +60,15 @@ def parse_report(text: str, streams: int) -> TcpResult:
                "sender_tcp_congestion": end.get("sender_tcp_congestion"),
                "intervals": len(doc.get("intervals") or [])},
     )
+
+
+def tcp_counters(snmp: str) -> dict[str, int]:
+    """The ``Tcp:`` counters of ``/proc/net/snmp`` (a header line of names, then one of
+    values), e.g. ``{"InSegs": 12, "InCsumErrors": 0, ...}``; empty if there are none."""
+    rows = [line.split()[1:] for line in snmp.splitlines() if line.startswith("Tcp:")]
+    if len(rows) < 2 or len(rows[0]) != len(rows[1]):
+        return {}
+    try:
+        return {name: int(value) for name, value in zip(rows[0], rows[1])}
+    except ValueError:
+        return {}

@@ -13,7 +13,9 @@ switch's PMD on CPU 1 of a 2-core machine), which the runner's CPU plan shows.
 from __future__ import annotations
 
 import logging
+import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
@@ -25,9 +27,18 @@ from vsbench.interfaces.traffic import GeneratorCapabilities, GeneratorPort, Tra
 from vsbench.interfaces.trafficgen import TrafficGenerator
 
 from vsbench_plugins.trafficgen.iperf3.endpoints import Endpoints
-from vsbench_plugins.trafficgen.iperf3.parse import ReportError, parse_report
+from vsbench_plugins.trafficgen.iperf3.parse import ReportError, parse_report, tcp_counters
 
 log = logging.getLogger(__name__)
+
+#: iperf3's --connect-timeout: the control connection across a local switch takes a
+#: millisecond; 5 s leaves room for a SYN retransmitted once (after 1 s) on a loaded host.
+CONNECT_TIMEOUT_S = 5.0
+#: iperf3's --snd-timeout (TCP_USER_TIMEOUT): data unacknowledged this long ends the run
+#: with an error instead of a client that waits for ever.
+SEND_STALL_S = 5.0
+#: What the client may take beyond its run: exchanging and printing the results.
+REPORT_SLACK_S = 5.0
 
 SETTINGS_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -65,6 +76,8 @@ class Iperf3(TrafficGenerator):
         self.cfg = with_defaults(SETTINGS_SCHEMA, context.settings)
         self.endpoints: Endpoints | None = None
         self._server: ManagedProcess | None = None
+        self._client: ManagedProcess | None = None
+        self._server_log_from = 0
         self._runs = 0
 
     @classmethod
@@ -98,6 +111,9 @@ class Iperf3(TrafficGenerator):
         self.context.resources.register("iperf3 generator", self.stop)
 
     def stop(self) -> None:
+        if self._client is not None:
+            self._client.stop(grace_s=2.0)
+            self._client = None
         if self._server is not None:
             self._server.stop(grace_s=2.0)
             self._server = None
@@ -130,8 +146,10 @@ class Iperf3(TrafficGenerator):
         log_dir = Path(self.context.log_dir)
         log_dir.mkdir(parents=True, exist_ok=True)
         server_ip, client_ip = self.endpoints.ip(1), self.endpoints.ip(0)
-        self._server = spawn([binary, "-s", "-1", "-B", server_ip, "-p", port, *server_cpu],
-                             netns=self.endpoints.names[1], log_path=log_dir / "iperf3-server.log")
+        server_log = log_dir / "iperf3-server.log"
+        self._server_log_from = server_log.stat().st_size if server_log.exists() else 0
+        self._server = spawn([binary, "-s", "-1", "-B", server_ip, "-p", port, "--forceflush", *server_cpu],
+                             netns=self.endpoints.names[1], log_path=server_log)
         try:
             self._wait_listening(port)
             argv = [binary, "-c", server_ip, "-B", client_ip, "-p", port, "-t", f"{spec.duration_s:g}",
@@ -140,13 +158,25 @@ class Iperf3(TrafficGenerator):
                 argv += ["-O", f"{spec.omit_s:g}"]
             if spec.bidirectional:
                 argv.append("--bidir")
-            timeout = spec.duration_s + spec.omit_s + 30.0
-            done = run(argv, netns=self.endpoints.names[0], check=False, timeout_s=timeout)
-            (log_dir / f"iperf3-client-{self._runs}.json").write_text(done.stdout, encoding="utf-8")
+            argv += ["--connect-timeout", str(int(CONNECT_TIMEOUT_S * 1000)),
+                     "--snd-timeout", str(int(SEND_STALL_S * 1000))]
+            timeout = spec.duration_s + spec.omit_s + CONNECT_TIMEOUT_S + SEND_STALL_S + REPORT_SLACK_S
+            report_path = log_dir / f"iperf3-client-{self._runs}.json"
+            with open(report_path, "w", encoding="utf-8") as report:
+                self._client = spawn(argv, netns=self.endpoints.names[0], stdout=report)
+                try:
+                    code = self._client.wait(timeout)
+                except subprocess.TimeoutExpired:  # look at the sockets before they close
+                    why = self._stall_diagnosis(server_ip, port)
+                    raise PluginError(f"iperf3: the client did not finish a {spec.duration_s:g} s run "
+                                      f"within {timeout:g} s: {why}") from None
+                finally:
+                    self._client.stop(grace_s=2.0)
+                    self._client = None
             try:
-                result = parse_report(done.stdout, spec.streams)
+                result = parse_report(report_path.read_text(encoding="utf-8", errors="replace"), spec.streams)
             except ReportError as exc:
-                raise PluginError(f"iperf3 (exit {done.returncode}): {exc}") from None
+                raise PluginError(f"{exc} (exit {code}); {self._stall_diagnosis(server_ip, port)}") from None
         except CommandError as exc:
             raise PluginError(f"iperf3: {exc}") from None
         finally:
@@ -154,6 +184,36 @@ class Iperf3(TrafficGenerator):
                 self._server.stop(grace_s=2.0)
                 self._server = None
         return result
+
+    def _stall_diagnosis(self, server_ip: str, port: str) -> str:
+        """One clause on where a failed or hung run stopped, from what the endpoints show:
+        whether the server accepted the control connection, the client's connections'
+        TCP states (SYN-SENT: nothing came back across the switch), and the server
+        endpoint's TCP segments in and checksum errors (a switch that mangles frames)."""
+        assert self.endpoints is not None
+        log_path = Path(self.context.log_dir) / "iperf3-server.log"
+        try:
+            with open(log_path, encoding="utf-8", errors="replace") as server_log:
+                server_log.seek(self._server_log_from)  # this run's part
+                accepted = "Accepted connection" in server_log.read()
+        except OSError:
+            accepted = False
+        parts = ["the server accepted the control connection" if accepted
+                 else "the server saw no connection"]
+        try:
+            ss = run(["ss", "-Htn", "state", "all", "dst", f"{server_ip}:{port}"],
+                     netns=self.endpoints.names[0], check=False, timeout_s=5)
+            snmp = run(["cat", "/proc/net/snmp"], netns=self.endpoints.names[1], check=False, timeout_s=5)
+        except CommandError:
+            return "; ".join(parts)
+        states = [line.split()[0] for line in ss.stdout.splitlines() if line.split()]
+        if states:
+            parts.append("client sockets " + ", ".join(f"{n} {s}" for s, n in sorted(Counter(states).items())))
+        tcp = tcp_counters(snmp.stdout)
+        if tcp:
+            parts.append(f"server endpoint: {tcp.get('InSegs', 0)} TCP segments in, "
+                         f"{tcp.get('InCsumErrors', 0)} with bad checksums")
+        return "; ".join(parts)
 
     def _wait_listening(self, port: str) -> None:
         deadline = time.monotonic() + float(self.cfg["start_timeout_s"])
