@@ -387,8 +387,6 @@ class Run:
                 self.display.note(f"warning: {plan.label} {fs.notes[-1]}")
                 self.write_results()
                 continue
-            if endpoint_note:
-                fs.notes.append(endpoint_note)
             profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
@@ -405,6 +403,7 @@ class Run:
                     trials=trials, nominal_line_rate_fps=fs.nominal_line_rate_fps, result=fs,
                     on_start=lambda max_load, fs=fs: self.display.frame_size_started(
                         plan.label, fs.frame_size_bytes, test.traffic_type, max_load),
+                    notes=[endpoint_note] if endpoint_note else [],
                 )
                 run_traffic_type(job)
             except RunInterrupted:
@@ -416,7 +415,7 @@ class Run:
                 raise
             finally:
                 if fs.status != "complete":  # keep the account of what did run
-                    traffic_types.account(fs, trials.records[first_trial:])
+                    traffic_types.account(fs, trials.records[first_trial:], [endpoint_note] if endpoint_note else [])
                 note_wrong_frames(fs, trials.records[first_trial:])
                 normalise_points(test, fs)
                 self.display.frame_size_finished(fs)
