@@ -226,8 +226,10 @@ def _set_timer_slack_ns(ns: int) -> None:
 class ProbeSession:
     """The sockets and records of one probe stream."""
 
-    def __init__(self, tx_iface: str, rx_iface: str, frames: ProbeFrames) -> None:
+    def __init__(self, tx_iface: str, rx_iface: str, frames: ProbeFrames,
+                 rx_payload_offset: int = RX_PAYLOAD_OFFSET) -> None:
         self.frames = frames
+        self.rx_payload_offset = rx_payload_offset
         self.tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
         self.tx.bind((tx_iface, 0))
         self.tx.setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1)
@@ -236,7 +238,7 @@ class ProbeSession:
         self.tx.setblocking(False)
         # Filter before bind: the socket receives nothing until it is bound to a protocol.
         self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-        attach_filter(self.rx, probe_filter())
+        attach_filter(self.rx, probe_filter(rx_payload_offset))
         # Bidirectional trials send bulk out of this port too; without this every one of
         # those frames would be cloned for this socket before the filter rejects it.
         self.rx.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
@@ -287,7 +289,7 @@ class ProbeSession:
                 data, ancdata, _flags, _addr = self.rx.recvmsg(256, 256)
             except (BlockingIOError, InterruptedError):
                 return
-            parsed = parse_probe(data, RX_PAYLOAD_OFFSET)
+            parsed = parse_probe(data, self.rx_payload_offset)
             if parsed is None:
                 continue
             rx_ns = 0
@@ -369,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rx-iface", required=True)
     parser.add_argument("--frame", required=True, help="probe template frame, hex")
     parser.add_argument("--ip-offset", type=int, required=True)
+    parser.add_argument("--rx-payload-offset", type=int, default=RX_PAYLOAD_OFFSET,
+                        help="where a received probe's UDP payload starts (a tunnel's frames: further in)")
     parser.add_argument("--rate-fps", type=float, required=True)
     parser.add_argument("--duration-s", type=float, required=True)
     parser.add_argument("--drain-s", type=float, default=0.5)
@@ -379,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _set_timer_slack_ns(1000)
     frames = ProbeFrames(bytes.fromhex(args.frame), args.ip_offset)
-    session = ProbeSession(args.tx_iface, args.rx_iface, frames)
+    session = ProbeSession(args.tx_iface, args.rx_iface, frames, args.rx_payload_offset)
     session.receive()  # anything queued before the filter existed
     session.arrivals.clear()
     with open(args.out + ".ready", "w", encoding="utf-8") as f:

@@ -20,6 +20,12 @@ sysctls off in the DUT namespace (they are per namespace) and restores them at t
 On a real host (no DUT namespace) those sysctls are host-wide: the plugin leaves them
 alone and logs a warning when they are on.
 
+A ``tunnel`` port is a VXLAN device (``ip link add ... type vxlan``) enslaved to the bridge:
+its underlay interface (``PortSpec.iface``, a testbed port that is in no bridge) takes the
+VTEP address and MAC, the far VTEP is its remote and a permanent neighbour (nothing is
+ARPed), and it learns nothing from what it decapsulates (``nolearning``). The kernel
+encapsulates and decapsulates in the same softirq work that bridges.
+
 The forwarding cost is kernel softirq time (see vsbench.system.cpu), not a thread:
 :meth:`threads` is empty.
 """
@@ -75,6 +81,7 @@ class LinuxBridge(VSwitch):
     description: ClassVar[str] = "Linux kernel bridge (learning, STP off)"
     api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+    tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -161,6 +168,8 @@ class LinuxBridge(VSwitch):
 
     def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
         real = self.bridge_name(bridge)
+        if spec.kind == "tunnel":
+            return self._add_tunnel(bridge, real, spec)
         if spec.kind != "physical" or not spec.iface or spec.pci:
             raise PluginError(f"linux_bridge only enslaves kernel interfaces; cannot add {spec.kind} port {spec.name!r}")
         self._ip("link", "set", "dev", spec.iface, "master", real)
@@ -169,6 +178,37 @@ class LinuxBridge(VSwitch):
         self._ip("link", "set", "dev", spec.iface, "up")
         link = self._link(spec.iface)
         port = SwitchPort(spec.iface, int(link["ifindex"]), spec)
+        self._ports[bridge].append(port)
+        return port
+
+    def _add_tunnel(self, bridge: str, real: str, spec: PortSpec) -> SwitchPort:
+        """A VXLAN device over the underlay interface, in the bridge (module docstring)."""
+        options = dict(spec.options)
+        kind = str(options.get("type", "vxlan"))
+        if kind not in self.tunnel_types:
+            raise PluginError(f"linux_bridge has no {kind} tunnels (it has {', '.join(self.tunnel_types)})")
+        missing = [k for k in ("key", "local_ip", "remote_ip", "remote_mac") if options.get(k) in (None, "")]
+        if not spec.iface or spec.pci or missing:
+            raise PluginError(f"tunnel port {spec.name!r} needs an underlay interface and options "
+                              f"{', '.join(missing) or 'key, local_ip, remote_ip, remote_mac'}")
+        underlay = spec.iface
+        if options.get("local_mac"):
+            self._ip("link", "set", "dev", underlay, "address", str(options["local_mac"]))
+        address = f"{options['local_ip']}/{int(options.get('prefixlen') or 32)}"
+        self._ip("addr", "add", address, "dev", underlay)
+        self.stack.register(f"{address} on {underlay}", self._ip, "addr", "del", address, "dev", underlay, check=False)
+        self._ip("neigh", "replace", str(options["remote_ip"]), "lladdr", str(options["remote_mac"]),
+                 "dev", underlay, "nud", "permanent")
+        self.stack.register(f"neighbour {options['remote_ip']}", self._ip, "neigh", "del", str(options["remote_ip"]),
+                            "dev", underlay, check=False)
+        self._ip("link", "set", "dev", underlay, "up")
+        self._ip("link", "add", spec.name, "type", "vxlan", "id", str(int(options["key"])),
+                 "local", str(options["local_ip"]), "remote", str(options["remote_ip"]),
+                 "dstport", str(int(options.get("dst_port") or 4789)), "dev", underlay, "nolearning")
+        self.stack.register(f"vxlan {spec.name}", self._ip, "link", "del", "dev", spec.name, check=False)
+        self._ip("link", "set", "dev", spec.name, "master", real)
+        self._ip("link", "set", "dev", spec.name, "up")
+        port = SwitchPort(spec.name, int(self._link(spec.name)["ifindex"]), spec)
         self._ports[bridge].append(port)
         return port
 

@@ -7,6 +7,16 @@ allow-list). Without PCI ports DPDK runs with ``--no-pci``: the host's devices a
 touched either way. Hugepages are reserved for exactly ``socket_mem_mb`` (plus headroom)
 and given back at teardown; their files carry ``--file-prefix=vsb<run>ovs``.
 
+A ``tunnel`` port (VXLAN) uses OvS's native userspace tunnelling: the underlay interface
+goes into a bridge of its own (``vsb<run>br<N>``, the ``br-phy`` of OvS's userspace
+tunnelling guide) whose internal port takes the VTEP's MAC (``other_config:hwaddr``) and
+address (in the DUT namespace, where ovs-vswitchd runs), with two flows between that port
+(``LOCAL``) and the underlay port; the far VTEP is an OvS route and a static tunnel
+neighbour (``ovs/route/add``, ``tnl/neigh/set``: nothing is ARPed). The VXLAN port itself
+is on the caller's bridge. A frame arriving for the VTEP is popped (``tnl_pop``) and
+recirculated; one sent to the tunnel port is pushed (``tnl_push``) and leaves by the
+underlay bridge's flow, in the same datapath pass.
+
 Default placement for a 2-core machine: the PMD busy-polls on CPU 1 (``pmd_cpu_mask
 0x2``); DPDK's main lcore, the handler/revalidator threads, the generator and the kernel's
 softirq work share CPU 0 (``dpdk_lcore_mask 0x1``).
@@ -25,9 +35,10 @@ from vsbench.interfaces import commands
 from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
 from vsbench.interfaces.settings import with_defaults
 
-from vsbench_plugins.vswitch.ovs.parse import parse_pmd_stats, pmd_stats_delta
+from vsbench_plugins.vswitch.ovs import flows
+from vsbench_plugins.vswitch.ovs.parse import parse_implementations, parse_pmd_stats, pmd_stats_delta
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
-from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase, tunnel_columns
+from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
 
 #: Bytes a packet-mmap frame needs beyond the L3 MTU: tpacket header and sockaddr
 #: (~66, aligned), Ethernet header 14, one VLAN tag 4.
@@ -41,6 +52,17 @@ HUGEPAGE_RECORD = "hugepages.json"
 
 PCI_PATTERN = r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 MASK_PATTERN = r"^0x[0-9a-fA-F]+$"
+IMPL_PATTERN = r"^[A-Za-z0-9_]+$"
+
+
+def mask_text(value: Any) -> str:
+    """A CPU mask as OvS takes it: ``"0x6"`` (``6`` from --test-params, which YAML reads
+    ``0x6`` as, becomes ``"0x6"``)."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a CPU mask: {value!r}")
+    if isinstance(value, int):
+        return hex(value)
+    return str(value)
 
 #: EAL arguments vsbench manages itself; in ``dpdk_extra`` they are an error naming the
 #: setting to use instead (PCI probing is never left to a free-form string).
@@ -55,10 +77,11 @@ MANAGED_EAL_ARGS = {
 SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
     "vswitchd": {"type": "string", "default": "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk",
                  "description": "the DPDK build of ovs-vswitchd"},
-    "dpdk_lcore_mask": {"type": "string", "pattern": MASK_PATTERN, "default": "0x1",
+    "dpdk_lcore_mask": {"type": ["string", "integer"], "pattern": MASK_PATTERN, "minimum": 1, "default": "0x1",
                         "description": "CPUs of DPDK's main lcore (non-PMD threads)"},
-    "pmd_cpu_mask": {"type": "string", "pattern": MASK_PATTERN, "default": "0x2",
-                     "description": "CPUs the PMD threads busy-poll on, one PMD per CPU"},
+    "pmd_cpu_mask": {"type": ["string", "integer"], "pattern": MASK_PATTERN, "minimum": 1, "default": "0x2",
+                     "description": "CPUs the PMD threads busy-poll on, one PMD per CPU "
+                                    "(\"0x6\", or 6: --test-params reads 0x6 as a number)"},
     "socket_mem_mb": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1,
                       "default": [512], "description": "hugepage memory per NUMA node (MB); also the limit"},
     "hugepage_size_kb": {"type": "integer", "enum": [2048, 1048576], "default": 2048},
@@ -88,7 +111,35 @@ SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
                                    "DPDK 22.11's af_packet PMD caps frames at 1518 B"},
     "n_rxq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
     "n_txq_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
+    # -- datapath features (report 2's configuration deltas); null leaves OvS's default --
+    "emc_insert_inv_prob": {"type": ["integer", "null"], "minimum": 0, "maximum": 4294967295, "default": None,
+                            "description": "other_config:emc-insert-inv-prob: insert into the EMC on 1 in N "
+                                           "misses (OvS: 100); 0 disables the EMC"},
+    "smc_enable": {"type": ["boolean", "null"], "default": None,
+                   "description": "other_config:smc-enable: the signature match cache (OvS: off)"},
+    "n_rxq": {"type": ["integer", "null"], "minimum": 1, "maximum": 64, "default": None,
+              "description": "options:n_rxq of every DPDK port (af_packet ports get as many qpairs)"},
+    "dpcls_lookup": {"type": ["string", "null"], "pattern": IMPL_PATTERN, "default": None,
+                     "description": "dpcls subtable lookup implementation made the preferred one "
+                                    "(dpif-netdev/subtable-lookup-prio-set): generic, avx512_gather... "
+                                    "as this OvS build lists them"},
+    "dpif_impl": {"type": ["string", "null"], "pattern": IMPL_PATTERN, "default": None,
+                  "description": "DPIF implementation (dpif-netdev/dpif-impl-set): dpif_scalar, dpif_avx512"},
+    "mfex_impl": {"type": ["string", "null"], "pattern": IMPL_PATTERN, "default": None,
+                  "description": "miniflow extract implementation (dpif-netdev/miniflow-parser-set): "
+                                 "scalar, study, avx512_*"},
 })
+
+#: The appctl commands of the implementation settings: (set command, listing command).
+IMPLEMENTATIONS = {
+    "dpcls_lookup": ("dpif-netdev/subtable-lookup-prio-set", "dpif-netdev/subtable-lookup-info-get"),
+    "dpif_impl": ("dpif-netdev/dpif-impl-set", "dpif-netdev/dpif-impl-get"),
+    "mfex_impl": ("dpif-netdev/miniflow-parser-set", "dpif-netdev/miniflow-parser-get"),
+}
+#: The priority that makes a subtable lookup implementation the preferred one: the highest
+#: ``subtable-lookup-prio-set`` accepts (OvS 3.1: "use integer in range 0-255"; the
+#: built-in ones have 0 and 1).
+PREFERRED_LOOKUP_PRIORITY = 255
 
 
 class OvsDpdk(OvsSwitchBase):
@@ -100,6 +151,7 @@ class OvsDpdk(OvsSwitchBase):
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch-dpdk"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     supports_vhost_user: ClassVar[bool] = True
+    tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -107,6 +159,12 @@ class OvsDpdk(OvsSwitchBase):
         self.huge_dir: Path | None = None
         self.reservation: hugepages.HugepageReservation | None = None
         self._pci_allowed = [p["pci"] for p in self.cfg["ports"]]
+        for name in ("pmd_cpu_mask", "dpdk_lcore_mask"):
+            self.cfg[name] = mask_text(self.cfg[name])
+        #: The implementations switched to (``dpcls_lookup``, ``dpif_impl``, ``mfex_impl``).
+        self.implementations: dict[str, str] = {}
+        #: Tunnel port name -> its underlay bridge, port and VTEP address.
+        self.underlays: dict[str, dict[str, str]] = {}
 
     # ------------------------------------------------------------------ checks
 
@@ -118,6 +176,8 @@ class OvsDpdk(OvsSwitchBase):
         if why:
             missing.append(Prerequisite(f"hugepages: {why}",
                                         "run as root on a kernel with CONFIG_HUGETLBFS"))
+        missing += [Prerequisite(f"vswitch.ovs_dpdk: {error}", "change the setting")
+                    for error in cls.settings_errors(cfg)]
         vswitchd = commands.which(cfg["vswitchd"]) or cfg["vswitchd"]
         if not missing and dpdk_probe.links_shared_dpdk(vswitchd):
             # ~0.3 s: the EAL starts for real and attaches a net_af_packet vdev and an mbuf
@@ -128,6 +188,7 @@ class OvsDpdk(OvsSwitchBase):
     @staticmethod
     def settings_errors(cfg: Mapping[str, Any], online: set[int] | None = None) -> list[str]:
         """Problems JSON schema cannot express, one line each (empty when fine)."""
+        cfg = {**cfg, **{k: mask_text(cfg[k]) for k in ("pmd_cpu_mask", "dpdk_lcore_mask") if k in cfg}}
         errors = []
         for arg in cfg.get("dpdk_extra", []):
             key = arg.split("=", 1)[0]
@@ -170,6 +231,11 @@ class OvsDpdk(OvsSwitchBase):
 
     def other_config(self) -> dict[str, str]:
         socket_mem = ",".join(str(m) for m in self.cfg["socket_mem_mb"])
+        features = {}
+        if self.cfg["emc_insert_inv_prob"] is not None:
+            features["emc-insert-inv-prob"] = str(int(self.cfg["emc_insert_inv_prob"]))
+        if self.cfg["smc_enable"] is not None:
+            features["smc-enable"] = "true" if self.cfg["smc_enable"] else "false"
         return {
             **super().other_config(),
             "dpdk-init": "true",
@@ -177,6 +243,7 @@ class OvsDpdk(OvsSwitchBase):
             "pmd-cpu-mask": self.cfg["pmd_cpu_mask"],
             "dpdk-socket-mem": socket_mem,
             "dpdk-socket-limit": socket_mem,
+            **features,
         }
 
     def start(self) -> None:
@@ -219,8 +286,36 @@ class OvsDpdk(OvsSwitchBase):
         except TimeoutError as exc:
             raise PluginError(str(exc)) from exc
 
+    def add_bridge(self, name: str) -> None:
+        super().add_bridge(name)
+        if len(self._bridges) == 1:  # the first netdev bridge creates the userspace datapath
+            self.apply_implementations()
+
+    def apply_implementations(self) -> None:
+        """``dpcls_lookup``, ``dpif_impl``, ``mfex_impl``: switch the datapath's
+        implementation; one the build does not have (or refuses) is a one-line error with
+        OvS's reason and the names the matching ``-get`` command lists. Called once the
+        userspace datapath exists: OvS 3.1 refuses ``miniflow-parser-set`` before that
+        (misleadingly, "not available due to CPU ISA requirements")."""
+        for key, (set_cmd, get_cmd) in IMPLEMENTATIONS.items():
+            name = self.cfg[key]
+            if not name:
+                continue
+            args = [name, str(PREFERRED_LOOKUP_PRIORITY)] if key == "dpcls_lookup" else [name]
+            try:
+                self.ctl.appctl(set_cmd, *args)
+            except PluginError as exc:
+                try:
+                    names = parse_implementations(self.ctl.appctl(get_cmd))
+                except PluginError:
+                    names = []
+                has = ", ".join(names) if names else "none listed"
+                raise PluginError(f"vswitch.ovs_dpdk.{key} {name}: {str(exc).splitlines()[0][:200]} "
+                                  f"(this OvS has: {has})") from None
+            self.implementations[key] = name
+
     def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
-        queue_opts = [f"options:{k}={self.cfg[k]}" for k in ("n_rxq_desc", "n_txq_desc") if self.cfg[k]]
+        queue_opts = [f"options:{k}={self.cfg[k]}" for k in ("n_rxq_desc", "n_txq_desc", "n_rxq") if self.cfg[k]]
         if self.cfg["mtu_request"]:
             queue_opts.append(f"mtu_request={self.cfg['mtu_request']}")
         if spec.kind == "physical" and spec.pci:
@@ -237,7 +332,7 @@ class OvsDpdk(OvsSwitchBase):
                                    f'options:vhost-server-path="{self.vhost_socket_path(spec)}"']
             return spec.name, ["type=dpdkvhostuser"]
         if spec.kind == "tunnel":
-            return spec.name, tunnel_columns(spec)
+            return spec.name, tunnel_columns(spec, OVS_TUNNEL_OPTIONS)
         raise PluginError(f"ovs_dpdk cannot add port {spec.name!r}: physical ports need iface or pci")
 
     def af_packet_devargs(self, iface: str, index: int) -> str:
@@ -245,7 +340,8 @@ class OvsDpdk(OvsSwitchBase):
         if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,15}", iface):
             raise PluginError(f"not an interface name: {iface!r}")
         af = with_defaults(SETTINGS_SCHEMA["properties"]["af_packet"], self.cfg["af_packet"])
-        return (f"net_af_packet{index},iface={iface},qpairs={af['qpairs']},blocksz={af['blocksz']},"
+        qpairs = max(int(af["qpairs"]), int(self.cfg["n_rxq"] or 1))  # n_rxq queues need as many sockets
+        return (f"net_af_packet{index},iface={iface},qpairs={qpairs},blocksz={af['blocksz']},"
                 f"framesz={af['framesz']},framecnt={af['framecnt']},qdisc_bypass={int(af['qdisc_bypass'])}")
 
     def vhost_socket_path(self, spec: PortSpec) -> Path:
@@ -254,6 +350,8 @@ class OvsDpdk(OvsSwitchBase):
         return self.instance.paths.run_dir / spec.name  # type: ignore[union-attr]
 
     def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
+        if spec.kind == "tunnel" and (spec.iface or spec.pci):
+            self.add_underlay(bridge, spec)
         if spec.kind == "vhostuser":
             where = self.vhost_socket_path(spec)
             if spec.socket_path is not None and Path(spec.socket_path) != where:
@@ -263,14 +361,55 @@ class OvsDpdk(OvsSwitchBase):
             return replace(port, spec=replace(spec, socket_path=where))
         return super().add_port(bridge, spec)
 
+    def add_underlay(self, bridge: str, spec: PortSpec) -> None:
+        """The tunnel's underlay (module docstring): a bridge with the underlay port and
+        the VTEP on its internal port, a route and a static neighbour for the far VTEP."""
+        options = dict(spec.options)
+        kind = str(options.get("type", "vxlan"))
+        if kind not in self.tunnel_types:
+            raise PluginError(f"ovs_dpdk: no {kind} tunnels here (it has {', '.join(self.tunnel_types)})")
+        missing = [k for k in ("local_ip", "local_mac", "remote_ip", "remote_mac") if options.get(k) in (None, "")]
+        if missing:
+            raise PluginError(f"tunnel port {spec.name!r} needs options {', '.join(missing)} for its underlay")
+        logical = f"{bridge}-underlay"
+        self.add_bridge(logical)
+        real = self.bridge_name(logical)
+        self.ctl.vsctl("set", "Bridge", real, f'other_config:hwaddr="{options["local_mac"]}"')
+        phy = self.add_port(logical, PortSpec(kind="physical", name=spec.iface or f"{spec.name}u",
+                                              iface=spec.iface, pci=spec.pci))
+        lines = [f"table=0,priority=100,in_port=LOCAL,actions=output:{phy.number}",
+                 f"table=0,priority=100,in_port={phy.number},actions=LOCAL"]
+        flow_file = self.instance.paths.run_dir / f"underlay-{real}.flows"  # type: ignore[union-attr]
+        flows.write_flow_file(flow_file, lines)
+        self.ctl.add_flows_bundle(real, flow_file)
+        address = f"{options['local_ip']}/{int(options.get('prefixlen') or 32)}"
+        try:
+            for argv in (["ip", "addr", "add", address, "dev", real], ["ip", "link", "set", "dev", real, "up"]):
+                commands.run(argv, netns=self.context.dut_netns, timeout_s=10)
+        except commands.CommandError as exc:
+            raise PluginError(f"ovs_dpdk: cannot give the VTEP address {address} to {real}: {exc}") from exc
+        self.ctl.appctl("ovs/route/add", f"{options['remote_ip']}/32", real)
+        self.ctl.appctl("tnl/neigh/set", real, str(options["remote_ip"]), str(options["remote_mac"]))
+        self.underlays[spec.name] = {"bridge": real, "port": phy.name, "vtep": address}
+
     def max_frame_bytes(self) -> int:
         """Largest Ethernet frame (FCS included) every port forwards: the L3 MTU plus 18,
         and at most 1518 while an af_packet port exists (DPDK 22.11's af_packet PMD refuses
         a larger frame size). The runner skips larger frame sizes with a note."""
         frame = int(self.cfg["mtu_request"] or 1500) + 18
-        if any(p.spec.iface and not p.spec.pci for ports in self._ports.values() for p in ports):
+        if self._has_af_packet_port():
             frame = min(frame, AF_PACKET_MAX_FRAME_BYTES)
         return frame
+
+    def carries_offloaded_frames(self) -> bool:
+        """Not while an af_packet port exists: the PMD reads each frame's bytes from the
+        packet ring, so a kernel endpoint's unfinished TCP checksum arrives unfinished at
+        the other endpoint (measured: every SYN counted in the server's TcpInCsumErrors)
+        and a TSO segment larger than the ring's frame is cut."""
+        return not self._has_af_packet_port()
+
+    def _has_af_packet_port(self) -> bool:
+        return any(p.spec.iface and not p.spec.pci for ports in self._ports.values() for p in ports)
 
     # ------------------------------------------------------------------ reporting
 

@@ -9,8 +9,9 @@ from vsbench.deployment.p2p import P2P, dut_port_specs, generator_ports_from_set
 def test_deployments_are_looked_up_by_name_and_count_switching_operations():
     assert deployment.get("p2p") is P2P
     assert P2P.switching_operations == 1 and P2P.generator_port_count == 2
-    with pytest.raises(deployment.UnknownDeploymentError, match="unknown deployment 'op2p'; available: p2p"):
-        deployment.get("op2p")
+    assert deployment.get("op2p").switching_operations == 1
+    with pytest.raises(deployment.UnknownDeploymentError, match="unknown deployment 'p3p'; available: op2p, p2p"):
+        deployment.get("p3p")
 
 
 def test_generator_ports_come_from_its_settings():

@@ -91,3 +91,26 @@ def test_cause_of_a_failed_port_is_the_first_error_of_the_last_run():
     ]
     assert first_of_last_error_run(log) == "Frame size (9216) > device max frame size (1518) for port_id 0"
     assert first_of_last_error_run(log[1:2]) == ""
+
+
+def test_implementation_listings_give_their_names():
+    assert parse.parse_implementations(read("subtable-lookup-info-get.txt")) == ["autovalidator", "generic"]
+    # dpif-impl-get and miniflow-parser-get of OvS 3.1 (one netdev bridge, no PMD yet)
+    assert parse.parse_implementations("Available DPIF implementations:\n  dpif_scalar (pmds: none)\n") == ["dpif_scalar"]
+    mfex = ("Available MFEX implementations:\n  autovalidator (available: True pmds: none)\n"
+            "  scalar (available: True pmds: none)\n  study (available: True pmds: none)\n")
+    assert parse.parse_implementations(mfex) == ["autovalidator", "scalar", "study"]
+    assert parse.parse_implementations("") == []
+
+
+def test_a_refused_appctl_command_reads_as_the_switchs_reply():
+    """ovs-appctl prints ovs-vswitchd's answer, then its own generic last line: the answer
+    is the reason (here: the priority OvS 3.1 accepts)."""
+    from vsbench.interfaces import commands
+    from vsbench_plugins.vswitch.ovs.ctl import _reason
+
+    argv = ["ovs-appctl", "-t", "x.ctl", "dpif-netdev/subtable-lookup-prio-set", "generic", "1000"]
+    exc = commands.CommandError(argv, 2, read("subtable-lookup-prio-set-1000.stderr"))
+    assert _reason(exc) == "error converting priority, use integer in range 0-255"
+    tool_only = commands.CommandError(argv, 1, "ovs-appctl: cannot connect to \"x.ctl\" (No such file or directory)\n")
+    assert _reason(tool_only).startswith("ovs-appctl: cannot connect")

@@ -21,7 +21,11 @@ from vsbench.runner import run_refs
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN",
                         help="a run directory or a run id in the results store; RUN1,RUN2 pools repeated runs "
-                             "as one side; the first is the baseline")
+                             "as one side; the first is the baseline. One run directory alone: its feature "
+                             "matrix (the variants of each testcase against one of them)")
+    parser.add_argument("--baseline-variant", metavar="K=V[,K=V]",
+                        help="one run: the variant the others are compared with (keys by full or last name, "
+                             "e.g. smc_enable=false); default: each matrix's first variant")
     parser.add_argument("--metric", action="append", metavar="NAME", default=[],
                         help="only this metric (repeatable), e.g. ndr_fps, latency_p99_ns")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
@@ -128,9 +132,104 @@ def flag_notes(comparison: compare.Comparison) -> list[str]:
     return [f"* {name}: {', '.join(sorted(flags))}" for name, flags in found.items()]
 
 
+def matrix_table(fm) -> Table:
+    """A feature matrix (:mod:`vsbench.results.feature_matrix`) as one terminal table."""
+    from vsbench.results import feature_matrix
+
+    base = fm.variants[fm.baseline]
+    table = Table(title=f"Feature matrix {fm.testcase}: {fm.metric} against {base.short()}", title_justify="left")
+    caches = feature_matrix.cache_columns(fm)
+    extras = list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.extra))
+    headline, scale = ("Mfps", 1e6) if fm.metric.endswith("_fps") else ("Gbit/s", 1.0)
+    headers = ["Variant", "Frame B", headline, "Gain", "Significance", *extras, *(f"{c} %" for c in caches),
+               "Upcalls", "Cores", "Mfps/core"]
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("Variant", "Significance") else "right")
+    for i, size, cell in feature_matrix.ordered_cells(fm):
+        value = cell.value
+        mark = " *" if (value is not None and value.flags) or cell.oversubscribed else ""
+        shown = "-" if value is None else f"{value.value / scale:.4f}{mark}"
+        if i == fm.baseline:
+            gain, verdict = "baseline", ""
+        else:
+            kind = compare_page.bar_kind(cell.change)
+            style = {"better": "green", "worse": "red", "noise": "dim", "unknown": "yellow"}[kind]
+            pct = cell.change.percent if cell.change is not None else None
+            gain = f"[{style}]{'-' if pct is None else f'{pct:+.1f} %'}[/{style}]"
+            verdict = "" if cell.change is None else cell.change.significance
+        row = [fm.variants[i].short(), str(size), shown, gain, verdict]
+        row += [f"{cell.extra[e]:,.3g}" if e in cell.extra else "-" for e in extras]
+        row += [f"{cell.cache_percent[c]:.1f}" if c in cell.cache_percent else "-" for c in caches]
+        row += ["-" if cell.upcalls is None else f"{cell.upcalls:,.0f}",
+                "-" if cell.switch_cores is None else f"{cell.switch_cores:.2f}",
+                "-" if cell.fps_per_core is None else f"{cell.fps_per_core / 1e6:.3f}"]
+        table.add_row(*row)
+    return table
+
+
+def print_matrices(matrices, out: Console) -> None:
+    for fm in matrices:
+        out.print(matrix_table(fm))
+        for note in fm.notes:
+            out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def load_matrices(run_dir: Path, baseline: str | None):
+    """The feature matrices of a run directory (its results.json holds the cache figures)."""
+    from vsbench.results import feature_matrix, report_data, run_metrics
+
+    try:
+        files = report_data.load_run(run_dir)
+    except report_data.ReportInputError as exc:
+        raise run_refs.RunRefError(str(exc)) from None
+    figures = run_metrics.extract(files.results, files.sysinfo, files.plans, files.trials)
+    try:
+        return feature_matrix.matrices(files.results, figures, feature_matrix.parse_baseline(baseline))
+    except feature_matrix.MatrixError as exc:
+        raise run_refs.RunRefError(str(exc)) from None
+
+
+def run_matrix(args: argparse.Namespace, out: Console) -> int:
+    """``vsbench compare RUN_DIR``: the run's feature matrices."""
+    from vsbench.results import feature_matrix
+
+    path = Path(args.runs[0])
+    if not path.is_dir():
+        raise run_refs.RunRefError("compare needs at least two runs (the first is the baseline), or one run "
+                                   "directory with a matrix of variants")
+    found = load_matrices(path, args.baseline_variant)
+    if not found:
+        raise run_refs.RunRefError(f"{path}: no testcase ran with two or more variants (a matrix, or "
+                                   "--test-params lists): compare needs at least two runs")
+    if args.format == "json":
+        text = json.dumps([feature_matrix.to_json(fm) for fm in found], indent=2, allow_nan=False) + "\n"
+    elif args.format == "csv":
+        buffer = io.StringIO()
+        rows = [dict(row, testcase=doc["testcase"], variant=json.dumps(row["variant"], sort_keys=True),
+                     cache_hit_percent=json.dumps(row["cache_hit_percent"], sort_keys=True), flags="; ".join(row["flags"]))
+                for doc in (feature_matrix.to_json(fm) for fm in found) for row in doc["rows"]]
+        writer = csv.DictWriter(buffer, fieldnames=["testcase", *[k for k in rows[0] if k != "testcase"]],
+                                lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: writers._cell(v) for k, v in row.items()})
+        text = buffer.getvalue()
+    else:
+        buffer = io.StringIO()
+        print_matrices(found, Console(file=buffer, width=200, color_system=None))
+        text = buffer.getvalue() if args.output is not None else None
+    if args.output is not None:
+        writers.write_atomic(args.output, text)
+    elif text is not None:
+        out.file.write(text)
+    else:
+        print_matrices(found, out)
+    return 0
+
+
 def run(args: argparse.Namespace, out: Console) -> int:
-    if len(args.runs) < 2:
-        raise run_refs.RunRefError("compare needs at least two runs (the first is the baseline)")
+    if len(args.runs) == 1:
+        return run_matrix(args, out)
     url = run_refs.store_url(args.db, args.results_dir)
     sides = [run_refs.load_side(ref, url) for ref in args.runs]
     comparison = compare.compare(sides, args.metric or None)

@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read testcases from DIR instead of the installed ones")
     parser.add_argument("--conf-dir", metavar="DIR", type=Path,
                         help="read default configuration from DIR instead of the installed one")
+    parser.add_argument("--baseline-variant", metavar="K=V[,K=V]",
+                        help="a matrix (--test-params lists) ends with one table of every variant's gain over "
+                             "this one, e.g. smc_enable=false (default: the first variant)")
     parser.add_argument("--repeat", type=int, default=1, metavar="K",
                         help="run every testcase K times (median and spread are reported; compare uses them)")
     ci = parser.add_argument_group("CI gates (exit 3 when one fails)")
@@ -291,6 +294,18 @@ def run_cleanup(argv: Sequence[str], err: Console) -> int:
     return EXIT_OK
 
 
+def _print_feature_matrix(run_dir: Path, baseline: str | None, display: Console, err: Console) -> None:
+    """The run's feature matrix table (a derived view: a problem is a warning, never the
+    run's failure; ``vsbench compare RUN_DIR`` shows it again)."""
+    from vsbench.cli.compare_cmd import load_matrices, print_matrices
+    from vsbench.runner.run_refs import RunRefError
+
+    try:
+        print_matrices(load_matrices(run_dir, baseline), display)
+    except RunRefError as exc:
+        _error(err, f"feature matrix not shown: {exc}")
+
+
 def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.debug)
@@ -305,6 +320,13 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         raise UsageError("nothing to do: give --test NAME (see --list), --list or --list-plugins")
     if args.repeat < 1:
         raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
+    if args.baseline_variant:
+        from vsbench.results.feature_matrix import MatrixError, parse_baseline
+
+        try:
+            parse_baseline(args.baseline_variant)
+        except MatrixError as exc:
+            raise UsageError(str(exc)) from None
     plans = repeated(resolve_plans(args), args.repeat)
     results_dir = Path(plans[0].config["results_dir"])
     options = _after_run_options(args, results_dir)
@@ -324,6 +346,8 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         table = repeats_table(finished.figures)
         if table is not None:
             display.print(table)
+    if outcome.run_dir is not None and any(p.variant for p in plans):
+        _print_feature_matrix(outcome.run_dir, args.baseline_variant, display, err)
     for case in finished.cases:
         for failure in case.failures:
             _error(err, f"gate failed: {case.test} {case.frame_size_bytes} B: {failure}")

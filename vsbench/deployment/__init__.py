@@ -1,4 +1,4 @@
-"""Topologies built from plugin instances: p2p, phy_router_phy, pvp, pvvp, pvpv; op2p later.
+"""Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, pvp, pvvp, pvpv.
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
 testcase's ``deployment`` name to its class.
@@ -7,11 +7,12 @@ testcase's ``deployment`` name to its class.
 from __future__ import annotations
 
 from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
+from vsbench.deployment.op2p import Op2p
 from vsbench.deployment.p2p import P2P
 from vsbench.deployment.pvp import Pvp, PvpMultiport, Pvpv, Pvvp, VnfChain
 from vsbench.deployment.routed import PhyRouterPhy
 
-DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, PhyRouterPhy, Pvp, Pvvp, Pvpv, PvpMultiport)}
+DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, Op2p, PhyRouterPhy, Pvp, Pvvp, Pvpv, PvpMultiport)}
 
 
 class UnknownDeploymentError(DeploymentError):

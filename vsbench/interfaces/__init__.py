@@ -45,10 +45,14 @@ from vsbench.interfaces.traffic import (
     ProbeRecords,
     TrafficProfile,
     TrialResult,
+    TunnelFields,
+    VXLAN_OVERHEAD_BYTES,
+    VXLAN_UDP_PORT,
     l1_bps,
     l2_bps,
     line_rate_fps,
 )
+from vsbench.interfaces.tcp import TcpResult, TcpSpec
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import PortKind, PortSpec, SwitchPort, SwitchThread, VSwitch
@@ -59,8 +63,8 @@ __all__ = [
     "GeneratorCapabilities", "GeneratorPort", "L1_OVERHEAD_BYTES", "LatencyHistogram",
     "MAX_FRAME_SIZE_BYTES", "MIN_FRAME_SIZE_BYTES", "Plugin", "PluginContext", "PluginError",
     "PortKind", "PortSpec", "Prerequisite", "ProbeRecords", "ResourceStack", "RuleSetError",
-    "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TrafficGenerator",
-    "TrafficProfile", "TrialResult", "Vnf", "VSwitch", "api_incompatibility",
+    "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TcpResult", "TcpSpec", "TrafficGenerator",
+    "TrafficProfile", "TrialResult", "TunnelFields", "VXLAN_OVERHEAD_BYTES", "VXLAN_UDP_PORT", "Vnf", "VSwitch", "api_incompatibility",
     "default_directions", "l1_bps", "l2_bps", "line_rate_fps", "schema_defaults",
     "validate_settings", "with_defaults", "write_rule_file",
 ]

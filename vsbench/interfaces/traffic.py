@@ -20,6 +20,11 @@ L1_OVERHEAD_BYTES = 20
 FCS_BYTES = 4
 MIN_FRAME_SIZE_BYTES = 64
 MAX_FRAME_SIZE_BYTES = 9216
+#: The IANA VXLAN port (RFC 7348).
+VXLAN_UDP_PORT = 4789
+#: Bytes VXLAN over IPv4 adds to a frame: outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8
+#: (the inner frame travels without its FCS; the outer frame has one).
+VXLAN_OVERHEAD_BYTES = 50
 
 
 def line_rate_fps(link_bps: float, frame_size_bytes: int) -> float:
@@ -60,11 +65,42 @@ class FlowFields:
 
 
 @dataclass(frozen=True)
+class TunnelFields:
+    """The overlay link of an encapsulated profile: which generator port faces the DUT's
+    tunnel endpoint (VTEP), and the outer headers on that link.
+
+    Frames the generator sends out of port ``port`` are VXLAN: outer Ethernet
+    ``generator_mac`` -> ``dut_mac``, IPv4 ``generator_ip`` -> ``dut_ip`` (TTL 64, no
+    options), UDP ``source_port`` -> ``udp_port`` with checksum 0 (RFC 7348 for IPv4),
+    VXLAN flags 0x08 and ``vni``, then the profile's frame without its FCS. Frames the DUT
+    sends to that port must carry the same outer addresses the other way round and the same
+    VNI; their UDP source port is the VTEP's choice (a hash of the inner flow). Frames on
+    every other port are plain.
+    """
+
+    port: int
+    vni: int
+    generator_mac: str
+    generator_ip: str
+    dut_mac: str
+    dut_ip: str
+    udp_port: int = VXLAN_UDP_PORT
+    source_port: int = 49152
+
+
+@dataclass(frozen=True)
 class TrafficProfile:
     """What to send: one frame size, a flow set and the direction(s).
 
     ``flows`` is the number of distinct flows per direction. The reverse direction of a
     bidirectional profile swaps source and destination fields.
+
+    ``encapsulation`` (``"vxlan"``) with ``tunnel``: the frames are the *inner* frames of
+    an overlay; on the tunnel link (port ``tunnel.port``) they travel inside VXLAN, which
+    adds :data:`VXLAN_OVERHEAD_BYTES`. ``frame_size_bytes`` is always the inner frame's
+    size (FCS included, as it would be on a wire); :attr:`outer_frame_size_bytes` is the
+    size on the tunnel link. A generator declares the encapsulations it builds in
+    :attr:`~vsbench.interfaces.trafficgen.TrafficGenerator.encapsulations`.
     """
 
     frame_size_bytes: int
@@ -75,10 +111,19 @@ class TrafficProfile:
     #: The reverse direction's fields when they are not ``fields`` swapped: through a
     #: router each direction is addressed to the MAC of the router port it enters.
     reverse_fields: FlowFields | None = None
+    #: The overlay link (the op2p deployment fills it in); None without encapsulation.
+    tunnel: TunnelFields | None = None
 
     @property
     def directions(self) -> int:
         return 2 if self.bidirectional else 1
+
+    @property
+    def outer_frame_size_bytes(self) -> int:
+        """The frame size on the tunnel link (the inner size when not encapsulated)."""
+        if self.encapsulation == "vxlan":
+            return self.frame_size_bytes + VXLAN_OVERHEAD_BYTES
+        return self.frame_size_bytes
 
 
 @dataclass(frozen=True)
@@ -188,6 +233,11 @@ class TrialResult:
     #: A burst trial (:meth:`TrafficGenerator.run_burst`): the frames asked for; None for
     #: a trial at a load for a duration.
     burst_frames: int | None = None
+    #: Frames that arrived but not as they should (headers or payload other than what the
+    #: DUT should have delivered, e.g. a wrong VNI or inner header after encapsulation),
+    #: from a generator that verifies what it receives; None when it does not verify. They
+    #: are not in ``rx_frames``: a frame delivered wrong is a frame lost.
+    rx_wrong_frames: int | None = None
 
     @property
     def burst_rate_fps(self) -> float | None:

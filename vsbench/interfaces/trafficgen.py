@@ -20,6 +20,7 @@ import abc
 from typing import ClassVar, Sequence
 
 from vsbench.interfaces.plugin import Plugin, PluginError
+from vsbench.interfaces.tcp import TcpResult, TcpSpec
 from vsbench.interfaces.traffic import (
     GeneratorCapabilities,
     GeneratorPort,
@@ -77,6 +78,25 @@ class TrafficGenerator(Plugin):
         such path leaves both alone and the floor is reported as not measured.
         """
         raise PluginError(f"{self.name or type(self).__name__} cannot measure its latency without the DUT")
+
+    #: Encapsulations :meth:`configure` builds for a profile with ``encapsulation`` and
+    #: ``tunnel`` set (``("vxlan",)``): encapsulated frames out of the tunnel port, and on
+    #: that port encapsulated frames expected back. The preflight refuses an overlay test
+    #: with a generator that does not list its encapsulation.
+    encapsulations: ClassVar[tuple[str, ...]] = ()
+
+    #: True when :meth:`run_tcp` is implemented (a TCP workload, ``traffic.type: tcp``).
+    supports_tcp: ClassVar[bool] = False
+    #: True for a generator that runs only TCP workloads (no frame trials): the preflight
+    #: refuses it for every other traffic type.
+    tcp_only: ClassVar[bool] = False
+
+    def run_tcp(self, spec: TcpSpec) -> TcpResult:
+        """Run one TCP workload between the configured ports (port 0 client, port 1
+        server) and return what the endpoints measured (:mod:`vsbench.interfaces.tcp`).
+        Only called on a generator whose class sets :attr:`supports_tcp`, after
+        :meth:`configure`."""
+        raise PluginError(f"{self.name or type(self).__name__} cannot run TCP workloads")
 
     #: True when :meth:`run_burst` is implemented; the ``back2back`` and ``burst`` traffic
     #: types refuse (at preflight) a generator that does not declare it.

@@ -23,8 +23,14 @@ class PortSpec:
 
     ``physical``: ``iface`` is a testbed interface (in the DUT netns) or, with ``pci``
     set, a NIC given in the config. ``vhostuser``: ``socket_path`` is where the switch
-    creates (server mode) the vhost-user socket. ``tunnel``: ``options`` carry
-    ``remote_ip``, ``key`` and the tunnel ``type`` (vxlan).
+    creates (server mode) the vhost-user socket. ``tunnel``: a tunnel endpoint (VTEP) on the
+    bridge, whose encapsulated frames leave and arrive through the underlay interface
+    ``iface`` (or NIC ``pci``); ``options`` carry the tunnel ``type`` (``vxlan``), ``key``
+    (the VNI), ``local_ip``/``local_mac`` (the VTEP's own underlay address, which the
+    switch takes on), ``prefixlen`` (of the underlay subnet), ``remote_ip``/``remote_mac``
+    (the far VTEP, a static neighbour: nothing is ARPed) and ``dst_port`` (UDP). How the
+    underlay is built is the switch's business (OvS-DPDK: a bridge of its own holding the
+    underlay port and the VTEP address; the Linux bridge: a vxlan device over ``iface``).
     """
 
     kind: PortKind
@@ -68,6 +74,9 @@ class VSwitch(Plugin):
     (``context.run.meter_pps``) on its forwarding path (the reference DUT of known capacity); a plan asking for one on
     a switch that does not declare it is refused the same way.
 
+    ``tunnel_types`` lists the tunnel encapsulations the switch terminates (see
+    :class:`PortSpec` for a tunnel port's options).
+
     ``supports_vhost_user`` declares that :meth:`add_port` accepts ``vhostuser`` ports and
     returns them with ``spec.socket_path`` set (a VNF attaches there); with ``spec.options
     ["vhost_server"] == "vnf"`` the switch connects as a client to a socket the VNF creates.
@@ -78,6 +87,10 @@ class VSwitch(Plugin):
     supports_rule_sets: ClassVar[bool] = False
     supports_meters: ClassVar[bool] = False
     supports_vhost_user: ClassVar[bool] = False
+    #: Tunnel types :meth:`add_port` accepts as ``tunnel`` ports (``("vxlan",)``); the
+    #: preflight refuses an overlay deployment (op2p) on a switch that does not list its
+    #: encapsulation.
+    tunnel_types: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def start(self) -> None:
@@ -114,6 +127,16 @@ class VSwitch(Plugin):
         it does not say. The runner skips larger frame sizes with a note instead of
         measuring a switch that drops (or hangs on) every frame."""
         return None
+
+    def carries_offloaded_frames(self) -> bool:
+        """Whether the switch forwards what a kernel endpoint leaves to its NIC: TCP
+        segments larger than the MTU (TSO) and checksums not yet filled in. A kernel
+        datapath moves the buffer with that work still marked on it; a switch that reads
+        frames as bytes from a packet socket (DPDK's af_packet PMD) truncates the large
+        segments and forwards the unfinished checksums, which the receiving stack drops.
+        Across such a switch TCP endpoints must segment and checksum in software (the
+        runner turns their tx checksumming off and skips TSO-on plans)."""
+        return True
 
     def trial_begin(self) -> None:
         """Take the 'before' sample of one trial, just before traffic starts: the CPU time

@@ -136,6 +136,24 @@ class TrialRunner:
             log.info("trial at %.0f fps invalid: %s", load_fps, rec.result.invalid_reason)
         return rec
 
+    def run_tcp(self, spec: Any) -> TrialRecord:
+        """One TCP workload run (:meth:`TrafficGenerator.run_tcp`, role ``tcp``) between the
+        switch's samples; durable when returned. A TCP run offers no load and counts no
+        frames: what the endpoints measured is the record's ``generator_stats["tcp"]``."""
+        asked = validity.Asked(0.0, float(spec.duration_s), self.frame_size_bytes)
+
+        def measure() -> TrialResult:
+            tcp = self.generator.run_tcp(spec)
+            doc = {k: getattr(tcp, k) for k in ("duration_s", "sent_bytes", "received_bytes", "streams", "retransmits",
+                                                "sender_cpu_percent", "receiver_cpu_percent", "rtt_min_us",
+                                                "rtt_mean_us", "rtt_max_us")}
+            doc.update(gbps=tcp.gbps, stats=dict(tcp.stats), spec=dataclasses.asdict(spec))
+            return TrialResult(intended_load_fps=0.0, intended_duration_s=float(spec.duration_s),
+                               frame_size_bytes=self.frame_size_bytes, tx_frames=0, rx_frames=0,
+                               generator_stats={"tcp": doc})
+
+        return self._measure("run_tcp", measure, asked, role="tcp", latency=False, sample_switch=True)
+
     def _measure(self, call: str, measure: Callable[[], Any], asked: validity.Asked, *, role: str,
                  latency: bool, sample_switch: bool, warmup: WarmupPlan | None = None) -> TrialRecord:
         """Run ``measure`` (one generator call) between the samples, judge, persist.

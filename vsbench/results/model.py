@@ -30,8 +30,8 @@ from vsbench.interfaces.traffic import (
 
 #: ``floor`` is the generator's own latency on a direct loop without the DUT
 #: (:meth:`vsbench.interfaces.trafficgen.TrafficGenerator.measure_latency_floor`).
-TrialRole = Literal["warmup", "search", "final", "continuous", "floor"]
-TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor")
+TrialRole = Literal["warmup", "search", "final", "continuous", "floor", "tcp"]
+TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor", "tcp")
 TRIAL_SCHEMA_ID = "vsbench.trial/1"
 RESULTS_SCHEMA_ID = "vsbench.results/1"
 
@@ -121,6 +121,7 @@ class TrialRecord:
             "collectors": _jsonable(self.collectors),
             "switch": _jsonable(self.switch),
             **({"burst_frames": int(r.burst_frames)} if r.burst_frames is not None else {}),
+            **({"rx_wrong_frames": int(r.rx_wrong_frames)} if r.rx_wrong_frames is not None else {}),
             **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
             **({"vnf": _jsonable(self.vnf)} if self.vnf else {}),
         }
@@ -159,6 +160,7 @@ class TrialRecord:
             invalid_reason="; ".join(reasons) if reasons else None,
             generator_stats=dict(doc.get("generator_stats") or {}),
             burst_frames=None if doc.get("burst_frames") is None else int(doc["burst_frames"]),
+            rx_wrong_frames=None if doc.get("rx_wrong_frames") is None else int(doc["rx_wrong_frames"]),
         )
         return cls(
             identity=TrialIdentity(doc["run_id"], int(doc["plan_index"]), doc["plan_label"]),
@@ -385,6 +387,37 @@ class SweepStep:
 
 
 @dataclass
+class TcpPoint:
+    """A TCP workload (traffic type ``tcp``), from its median run (``trial_index``) of
+    ``runs`` (``trial_indices``; ``gbps_runs`` their goodputs).
+
+    ``gbps`` is TCP payload received per second (both ways summed when bidirectional);
+    ``retransmits`` the senders' retransmitted segments; ``sender_cpu_percent`` and
+    ``receiver_cpu_percent`` the endpoint processes' CPU (percent of one CPU);
+    ``switch_cores`` what the switch consumed over the run (its threads, or softirq for a
+    kernel datapath); ``cores`` the three together and ``cores_per_gbps`` that over the
+    goodput -- report 5's "CPU per Gbit/s"; ``rtt_*_us`` the connections' smoothed RTTs
+    under this load. ``options`` are the endpoint options the run had (streams, MTU, TSO,
+    GSO, GRO). ``cpu_oversubscribed``: the CPU plan had more busy pollers than CPUs."""
+
+    trial_index: int
+    gbps: float
+    retransmits: int | None
+    sender_cpu_percent: float | None
+    receiver_cpu_percent: float | None
+    switch_cores: float | None
+    cores: float | None
+    cores_per_gbps: float | None
+    rtt_min_us: float | None = None
+    rtt_mean_us: float | None = None
+    rtt_max_us: float | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    trial_indices: list[int] = field(default_factory=list)
+    gbps_runs: list[float] = field(default_factory=list)
+    cpu_oversubscribed: bool | None = None
+
+
+@dataclass
 class FrameSizeResult:
     """Everything reported for one testcase × frame size.
 
@@ -421,6 +454,13 @@ class FrameSizeResult:
     #: bursts, the back-to-back benchmark, the load sweep's steps and what 100% was.
     bursts: list[BurstPoint] = field(default_factory=list)
     back2back: Back2BackResult | None = None
+    #: Encapsulated profiles (op2p): the frame size on the tunnel link (``frame_size_bytes``
+    #: is the inner frame's) and the frames that arrived other than the DUT should have
+    #: delivered them over every trial of this frame size (None: nothing was verified).
+    outer_frame_size_bytes: int | None = None
+    rx_wrong_frames: int | None = None
+    #: Traffic type ``tcp``: the TCP workload's figures (None for frame trials).
+    tcp: TcpPoint | None = None
     sweep: list[SweepStep] = field(default_factory=list)
     sweep_reference_fps: float | None = None
 

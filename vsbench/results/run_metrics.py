@@ -13,7 +13,11 @@ Metric names carry their unit, as everywhere in vsbench:
   results.json carries it (ONP 2.1 section 5.2, comparable across p2p/pvp/pvvp);
 * ``latency_{min,avg,p50,p99,max}_ns`` -- one-way latency of the primary goal's latency
   trial (NDR by default);
-* ``b2b_frames_avg`` -- back-to-back frames (RFC 9004).
+* ``b2b_frames_avg`` -- back-to-back frames (RFC 9004);
+* ``tcp_gbps``, ``tcp_cores_per_gbps``, ``tcp_retransmits``, ``tcp_rtt_mean_us`` -- a TCP
+  workload's goodput, the CPU (endpoints and switch) per Gbit/s, the retransmitted
+  segments and the connections' mean round-trip time (traffic type ``tcp``; each run of
+  ``tcp.repetitions`` a sample).
 
 Repeats of one test (``--repeat K``; equal labels) become the samples of one
 :class:`MetricValue`, whose value is their median. A single measurement carries its own
@@ -47,6 +51,14 @@ def unit_of(metric: str) -> tuple[str, bool]:
     """(unit, higher is better) of a metric name."""
     if metric.endswith("_fps_per_core"):
         return "fps/core", True
+    if metric.endswith("_cores_per_gbps"):
+        return "cores/(Gbit/s)", False
+    if metric.endswith("_gbps"):
+        return "Gbit/s", True
+    if metric.endswith("_retransmits"):
+        return "segments", False
+    if metric.endswith("_us"):
+        return "us", False
     if metric.endswith("_ns"):
         return "ns", False
     if metric.endswith("_fps"):
@@ -278,6 +290,15 @@ def _frame_metrics(fs: Mapping[str, Any], trials: Mapping[int, TrialRecord]) -> 
             interval = intervals.get(metric)
             basis = f"95 % interval over {samples} probes" if interval is not None else ""
             yield metric, values[metric], interval, basis, flags, None
+    tcp = fs.get("tcp") if isinstance(fs.get("tcp"), Mapping) else None
+    if tcp and _num(tcp.get("gbps")) is not None:
+        flags = ["CPU oversubscribed"] if tcp.get("cpu_oversubscribed") else []
+        runs = [v for v in (_num(x) for x in tcp.get("gbps_runs") or []) if v is not None]
+        yield "tcp_gbps", _num(tcp["gbps"]), None, "", flags, runs if len(runs) >= 2 else None
+        for metric, key in (("tcp_cores_per_gbps", "cores_per_gbps"), ("tcp_retransmits", "retransmits"),
+                            ("tcp_rtt_mean_us", "rtt_mean_us")):
+            if _num(tcp.get(key)) is not None:
+                yield metric, _num(tcp[key]), None, "", flags, None
     b2b = fs.get("back2back") if isinstance(fs.get("back2back"), Mapping) else None
     if b2b and _num(b2b.get("frames_avg")) is not None:
         frames = [float(r["frames"]) for r in b2b.get("repetitions") or [] if isinstance(r, Mapping)

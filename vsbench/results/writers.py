@@ -58,7 +58,12 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: figure comparable across p2p, pvp, pvvp), ``cpu_oversubscribed`` (more busy pollers
 #: than CPUs, or one starved: the figure measures contention), ``switch_lost_frames`` and
 #: ``vnf_lost_frames`` (frames lost in the switch passes / in the VNFs at the primary
-#: point's trial, from the VNFs' own counters).
+#: point's trial, from the VNFs' own counters), ``outer_frame_size_bytes`` (an overlay's
+#: frame size on the tunnel link; ``frame_size_bytes`` is the inner frame's) and
+#: ``rx_wrong_frames`` (frames of the frame size's trials that arrived other than the DUT
+#: should have delivered them; empty when the generator does not verify), ``tcp_gbps``,
+#: ``tcp_retransmits``, ``tcp_cores_per_gbps`` (traffic type tcp: goodput, retransmitted
+#: segments, endpoint and switch CPU per Gbit/s of the reported run).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -120,6 +125,11 @@ CSV_COLUMNS: tuple[str, ...] = (
     "cpu_oversubscribed",
     "switch_lost_frames",
     "vnf_lost_frames",
+    "outer_frame_size_bytes",
+    "rx_wrong_frames",
+    "tcp_gbps",
+    "tcp_retransmits",
+    "tcp_cores_per_gbps",
 )
 
 
@@ -228,7 +238,11 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
     lost = (point.vnf or {}).get("lost_frames") or {}
     values.update({"vnf": test.vnf if test.vnf not in ("", "none") else None,
                    "switched_fps": point.switched_fps, "cpu_oversubscribed": point.cpu_oversubscribed,
-                   "switch_lost_frames": lost.get("switch"), "vnf_lost_frames": lost.get("vnf")})
+                   "switch_lost_frames": lost.get("switch"), "vnf_lost_frames": lost.get("vnf"),
+                   "outer_frame_size_bytes": fs.outer_frame_size_bytes, "rx_wrong_frames": fs.rx_wrong_frames})
+    if fs.tcp is not None:
+        values.update({"tcp_gbps": fs.tcp.gbps, "tcp_retransmits": fs.tcp.retransmits,
+                       "tcp_cores_per_gbps": fs.tcp.cores_per_gbps})
     return {column: _cell(values.get(column)) for column in CSV_COLUMNS}
 
 

@@ -27,7 +27,7 @@ import yaml
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 UNIT_SUFFIXES = ("_s", "_ns", "_fps", "_bytes", "_pps", "_gbps", "_mb")
 # Sections whose leaves short --test-params names resolve into, in order of preference.
-SHORT_NAME_SECTIONS = ("traffic", "search", "latency", "dut", "testbed")
+SHORT_NAME_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "testbed")
 
 
 class ConfigError(Exception):

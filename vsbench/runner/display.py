@@ -116,6 +116,11 @@ class RunDisplay:
             seen = (f"latency min {fmt_ns(float(min(lat)))}, {len(lat)} probes" if len(lat)
                     else "no latency sample")
             line = f"  trial {self._trials_in_frame_size:>3} {record.role:<10} generator alone (no DUT): {seen}{validity}"
+        elif record.role == "tcp":
+            tcp = r.generator_stats.get("tcp") or {}
+            gbps = tcp.get("gbps")
+            line = (f"  run   {self._trials_in_frame_size:>3} tcp        {'-' if gbps is None else f'{gbps:.3f}'} Gbit/s, "
+                    f"{tcp.get('retransmits', '-')} retransmits{validity}")
         else:
             line = (
                 f"  trial {self._trials_in_frame_size:>3} {record.role:<10} offered {fmt_rate(r.intended_load_fps):>13}"
@@ -137,6 +142,12 @@ class RunDisplay:
         if fs.status == "complete" and fs.back2back is not None:
             self.console.print(f"  {fs.frame_size_bytes} B {back2back_text(fs)} in {fs.trial_count} trials",
                                style="green", highlight=False)
+            return
+        if fs.status == "complete" and fs.tcp is not None:
+            from vsbench.runner.traffic_tcp import tcp_line
+
+            self.console.print(f"  {fs.frame_size_bytes} B tcp: {tcp_line(fs)} in {fs.trial_count} run(s)",
+                               style="green", highlight=False, markup=False)
             return
         if fs.status != "complete" or point is None:
             self.console.print(f"  {fs.frame_size_bytes} B: {fs.status}"
@@ -191,7 +202,28 @@ class RunDisplay:
         self.console.print(f"run {results.run_id}: {results.status}; results in {run_dir}", highlight=False)
 
     @staticmethod
+    def tcp_table(test: TestResult) -> Table:
+        """A TCP workload's plan: report 5's columns."""
+        flag = " [CPU oversubscribed]" if test.cpu_oversubscribed else ""
+        table = Table(title=f"{test.label} (tcp, {test.vswitch}, {test.trafficgen}){flag}", title_justify="left")
+        for header in ("Frame B", "Gbit/s", "Retransmits", "Sender CPU %", "Receiver CPU %", "Switch cores",
+                       "Cores/(Gbit/s)", "RTT mean us", "Runs", "Status"):
+            table.add_column(header, justify="left" if header == "Status" else "right")
+        for fs in test.frame_sizes:
+            t = fs.tcp
+            if t is None:
+                table.add_row(str(fs.frame_size_bytes), *["-"] * 7, str(fs.trial_count), fs.status)
+                continue
+            table.add_row(str(fs.frame_size_bytes), f"{t.gbps:.3f}", "-" if t.retransmits is None else str(t.retransmits),
+                          fmt_num(t.sender_cpu_percent, 0), fmt_num(t.receiver_cpu_percent, 0),
+                          fmt_num(t.switch_cores, 2), fmt_num(t.cores_per_gbps, 3), fmt_num(t.rtt_mean_us, 0),
+                          str(len(t.gbps_runs)), fs.status + (" *" if t.cpu_oversubscribed else ""))
+        return table
+
+    @staticmethod
     def table(test: TestResult) -> Table:
+        if any(fs.tcp is not None for fs in test.frame_sizes) or test.traffic_type == "tcp":
+            return RunDisplay.tcp_table(test)
         goal = next((fs.primary.name for fs in test.frame_sizes if fs.primary), "")
         # the other goals of a multi-goal search (PDR ...) get a column each, after the primary's
         others: list[str] = []

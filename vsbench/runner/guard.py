@@ -113,6 +113,11 @@ class DeadlinePolicy:
             except (TypeError, ValueError):
                 duration = 0.0
             return duration + margin, f"trial {duration:g} s + margin {margin:g} s"
+        if call == "run_tcp":  # a TCP workload: its duration, slow start and set-up, plus the margin
+            spec = _arg(args, kwargs, 0, "spec")
+            length = float(getattr(spec, "duration_s", 0) or 0) + float(getattr(spec, "omit_s", 0) or 0) + 30.0
+            margin = self.margin_s()
+            return length + margin, f"tcp run {length:g} s + margin {margin:g} s"
         if call == "start":
             return self._longer(self.start_s, "start"), "deadlines.start_s"
         if call == "stop":

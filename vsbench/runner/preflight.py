@@ -100,6 +100,8 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     try:
         traffic_types.check(traffic)
         sizes = profiles.frame_sizes(traffic)
+        if traffic.get("type") == traffic_types._tcp.KIND:  # a TCP plan's frame size is its MTU's
+            sizes = [traffic_types._tcp.frame_size(config)]
         for size in sizes:
             profiles.build_profile(traffic, size)
         profiles.link_bps(config)
@@ -111,6 +113,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         run = run_parameters(config)
     except RunParametersError as exc:
         raise PreflightError(f"{where}{exc}") from None
+    _check_encapsulation(config, deployment, classes, where)
     if deployment.uses_vswitch:
         _check_rule_set_support(config, classes["vswitch"], where)
         _check_meter_support(config, classes["vswitch"], where)
@@ -131,6 +134,44 @@ def _check_no_switch_settings(config: Mapping[str, Any], deployment: str, where:
         if dut.get(key) is not None:
             raise PreflightError(f"{where}dut.{key}={dut[key]} needs a switch, and deployment {deployment} "
                                  "has none (it routes with the VNF alone)")
+
+
+def _check_encapsulation(config: Mapping[str, Any], deployment: type[Deployment],
+                         classes: Mapping[str, type[Plugin]], where: str) -> None:
+    """An overlay test needs the op2p deployment, a switch with that tunnel type and a
+    generator that builds (and checks) the encapsulation; anything else is refused here:
+    plain frames sent into a VTEP, or VXLAN into a plain bridge, measure nothing."""
+    from vsbench.deployment import op2p
+
+    encapsulation = (config.get("traffic") or {}).get("encapsulation")
+    if deployment.name == op2p.Op2p.name:
+        problem = op2p.check_traffic(config)
+        if problem:
+            raise PreflightError(f"{where}{problem}")
+    elif encapsulation is not None:
+        raise PreflightError(f"{where}traffic.encapsulation {encapsulation} needs the op2p deployment "
+                             f"(this test's is {deployment.name})")
+    if encapsulation is None:
+        return
+    for kind, attribute, what in (("vswitch", "tunnel_types", "terminate"), ("trafficgen", "encapsulations", "build")):
+        cls = classes[kind]
+        if encapsulation not in tuple(getattr(cls, attribute, ()) or ()):
+            able = [n for n in _plugins_listing(kind, attribute, encapsulation)]
+            hint = f" (use --{kind} {' or '.join(able)})" if able else ""
+            raise PreflightError(f"{where}{kind} {cls.name} cannot {what} {encapsulation} tunnels{hint}")
+
+
+def _plugins_listing(kind: str, attribute: str, value: str) -> list[str]:
+    """Installed plugins of ``kind`` whose class lists ``value`` in ``attribute``."""
+    out = []
+    for name in plugins.available(kind):
+        try:
+            cls = plugins.load(kind, name)
+        except plugins.UnknownPluginError:
+            continue
+        if value in tuple(getattr(cls, attribute, ()) or ()):
+            out.append(name)
+    return out
 
 
 def _check_rule_set_support(config: Mapping[str, Any], switch: type[Plugin], where: str) -> None:

@@ -43,6 +43,7 @@ from vsbench import __version__
 from vsbench.deployment import DeploymentError
 from vsbench.interfaces.collector import Collector
 from vsbench.interfaces.plugin import PluginContext, PluginError
+from vsbench.interfaces.traffic import VXLAN_OVERHEAD_BYTES
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement import profiles
 from vsbench.measurement.trial_runner import TrialRunner, TrialSink
@@ -50,7 +51,7 @@ from vsbench.results import writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
-from vsbench.runner import guard, placement, preflight, traffic_types
+from vsbench.runner import guard, placement, preflight, traffic_tcp, traffic_types
 from vsbench.runner.config import redact_secrets
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
@@ -372,15 +373,23 @@ class Run:
         traffic = config.get("traffic") or {}
         run_traffic_type = traffic_types.TRAFFIC_TYPES[test.traffic_type]
         largest = max_frame_bytes(deployment.vswitch)
+        tunnel_bytes = VXLAN_OVERHEAD_BYTES if traffic.get("encapsulation") == "vxlan" else 0
+        config, endpoint_skip, endpoint_note = traffic_tcp.endpoints_for(config, test.traffic_type, deployment.vswitch)
         for fs in test.frame_sizes:
-            if largest is not None and fs.frame_size_bytes > largest:
+            skip = endpoint_skip
+            if largest is not None and fs.frame_size_bytes + tunnel_bytes > largest:
+                inside = f" ({fs.frame_size_bytes} B inside VXLAN)" if tunnel_bytes else ""
+                skip = (f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
+                        f"as built here, not {fs.frame_size_bytes + tunnel_bytes} B{inside}")
+            if skip:
                 fs.status = "not-run"
-                fs.notes.append(f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
-                                f"as built here, not {fs.frame_size_bytes} B")
+                fs.notes.append(skip)
                 self.display.note(f"warning: {plan.label} {fs.notes[-1]}")
                 self.write_results()
                 continue
             profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
+            if profile.encapsulation is not None:
+                fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
             first_trial = len(trials.records)
@@ -394,6 +403,7 @@ class Run:
                     trials=trials, nominal_line_rate_fps=fs.nominal_line_rate_fps, result=fs,
                     on_start=lambda max_load, fs=fs: self.display.frame_size_started(
                         plan.label, fs.frame_size_bytes, test.traffic_type, max_load),
+                    notes=[endpoint_note] if endpoint_note else [],
                 )
                 run_traffic_type(job)
             except RunInterrupted:
@@ -405,7 +415,8 @@ class Run:
                 raise
             finally:
                 if fs.status != "complete":  # keep the account of what did run
-                    traffic_types.account(fs, trials.records[first_trial:])
+                    traffic_types.account(fs, trials.records[first_trial:], [endpoint_note] if endpoint_note else [])
+                note_wrong_frames(fs, trials.records[first_trial:])
                 normalise_points(test, fs)
                 self.display.frame_size_finished(fs)
                 self.write_results()
@@ -528,6 +539,22 @@ def normalise_points(test: TestResult, fs: FrameSizeResult) -> None:
         starved = bool((point.efficiency or {}).get("oversubscribed")) or any(
             v.get("starved") for v in (point.vnf or {}).get("vnfs") or ())
         point.cpu_oversubscribed = bool(test.cpu_oversubscribed) or starved
+    if fs.tcp is not None:
+        fs.tcp.cpu_oversubscribed = bool(test.cpu_oversubscribed)
+
+
+def note_wrong_frames(fs: FrameSizeResult, records: Sequence[Any]) -> None:
+    """``rx_wrong_frames`` of the frame size from its trials (a generator that verifies
+    what it receives), and a note when any frame arrived wrong."""
+    counts = [r.result.rx_wrong_frames for r in records if r.result.rx_wrong_frames is not None]
+    if not counts:
+        return
+    fs.rx_wrong_frames = int(sum(counts))
+    if fs.rx_wrong_frames:
+        note = (f"{fs.rx_wrong_frames} frame(s) arrived other than the DUT should have delivered them "
+                "(see rx_wrong_samples in trials.jsonl); counted as lost")
+        if note not in fs.notes:
+            fs.notes.append(note)
 
 
 def max_frame_bytes(vswitch: Any) -> int | None:

@@ -1,11 +1,19 @@
 """Declarative testcases: find them, validate them, expand them into resolved test plans.
 
 A testcase file (``testcases/<name>.yaml``) is checked against
-``vsbench/schemas/testcase.schema.json``. Its ``traffic``/``search``/``latency``/``dut``/``vnf``
+``vsbench/schemas/testcase.schema.json``. Its ``traffic``/``search``/``latency``/``dut``/``overlay``/``vnf``
 sections are a configuration layer between the conf files and ``--test-params``. Its
 ``matrix`` maps dotted config paths to lists of values; each combination is one plan. A
 ``--test-params`` key naming a matrix dimension replaces that dimension (a list gives the
 new values, a scalar a single one). ``links`` then copy one path's value to another.
+
+A ``--test-params`` list for a key whose value is not itself a list -- a scalar setting,
+``vswitch.ovs_dpdk.smc_enable=[true,false]`` -- adds a matrix dimension too: that is how a
+switch's feature matrix is swept (every combination is its own plan, so its own switch
+instance). A key whose value is a list (``frame_sizes``) takes the list as its value; a
+list of lists sweeps it. Dimensions in a plugin section that is not the selected plugin's
+(``vswitch.ovs_dpdk.*`` with ``--vswitch linux_bridge``) are refused: every plan would be
+the same.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from referencing import Registry, Resource
 from vsbench.runner import config as cfg
 from vsbench.runner.plan import TestPlan
 
-LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "vnf", "thresholds")
+LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds")
 
 
 class TestcaseError(cfg.ConfigError):
@@ -98,8 +106,40 @@ def find(name: str, testcase_dir: Path) -> Testcase:
     return load_testcase(known[name])
 
 
+def _schema_node(path: str) -> Mapping[str, Any] | None:
+    """The config schema's node for dotted ``path``, None where the schema does not say
+    (a plugin's own section: its settings_schema is the plugin's)."""
+    node: Mapping[str, Any] | None = cfg.load_schema("config.schema.json")
+    for part in path.split("."):
+        props = (node or {}).get("properties") if isinstance(node, Mapping) else None
+        if not isinstance(props, Mapping) or part not in props:
+            return None
+        node = props[part]
+    return node
+
+
+def _list_typed(path: str, current: Any) -> bool:
+    """True when the key at ``path`` holds a list (by the config schema, else by its
+    current value)."""
+    node = _schema_node(path)
+    if node is not None and ("type" in node or "enum" in node):
+        kinds = node.get("type", [])
+        return "array" in (kinds if isinstance(kinds, list) else [kinds])
+    return isinstance(current, list)
+
+
+def is_sweep(path: str, value: Any, current: Any) -> bool:
+    """Whether a --test-params ``value`` for ``path`` (now ``current``) lists values to
+    sweep rather than being the value itself (see the module docstring)."""
+    if not isinstance(value, list) or not value:
+        return False
+    if _list_typed(path, current):
+        return all(isinstance(v, list) for v in value)
+    return True
+
+
 def _matrix_dimensions(
-    testcase: Testcase, overrides: Mapping[str, Any]
+    testcase: Testcase, overrides: Mapping[str, Any], merged: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     """Split resolved --test-params into matrix dimensions and plain overrides."""
     dims = {k: list(v) for k, v in testcase.matrix.items()}
@@ -107,9 +147,25 @@ def _matrix_dimensions(
     for path, value in overrides.items():
         if path in dims:
             dims[path] = list(value) if isinstance(value, list) else [value]
+        elif merged is not None and is_sweep(path, value, cfg.get_path(merged, path)):
+            dims[path] = list(value)
         else:
             plain[path] = value
     return dims, plain
+
+
+PLUGIN_SECTIONS = ("vswitch", "trafficgen", "vnf")
+
+
+def _check_dimensions_apply(testcase: Testcase, dims: Mapping[str, list[Any]], config: Mapping[str, Any]) -> None:
+    """A dimension in another plugin's section than the selected one's changes nothing."""
+    for path in dims:
+        parts = path.split(".")
+        if len(parts) >= 3 and parts[0] in PLUGIN_SECTIONS:
+            selected = cfg.get_path(config, f"{parts[0]}.name")
+            if parts[1] != selected:
+                raise TestcaseError(f"test {testcase.name}: {path} sweeps a setting of {parts[0]} {parts[1]}, "
+                                    f"but the test runs {parts[0]} {selected}: every plan would be the same")
 
 
 def build_plans(
@@ -134,12 +190,13 @@ def build_plans(
     for key, value in test_params.items():
         path = key if key in testcase.matrix else cfg.resolve_key(key, merged)
         resolved_params[path] = value
-    dims, plain = _matrix_dimensions(testcase, resolved_params)
+    dims, plain = _matrix_dimensions(testcase, resolved_params, merged)
     for path, value in plain.items():
         cfg.set_path(merged, path, value)
     for kind, name in flags.items():
         if name:
             cfg.set_path(merged, f"{kind}.name", name)
+    _check_dimensions_apply(testcase, dims, merged)
 
     plans = []
     keys = list(dims)

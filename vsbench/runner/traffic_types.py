@@ -35,6 +35,7 @@ from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
 from vsbench.results.model import FrameSizeResult, GeneratorFloor, LatencyPoint, ReportedPoint, TrialRecord
 
+from vsbench.runner import traffic_tcp as _tcp  # tcp
 from vsbench.runner import traffic_types_extra as _extra  # back2back, burst, load_sweep
 from vsbench.runner.traffic_job import (  # noqa: F401 -- re-exported: the shared job API
     TrafficTypeError,
@@ -198,8 +199,10 @@ def check(traffic: Mapping[str, Any]) -> None:
 
 def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
     """Raise :class:`TrafficTypeError` when the generator class cannot run the traffic type
-    (bursts need ``supports_bursts``)."""
+    (bursts need ``supports_bursts``, tcp ``supports_tcp``)."""
     _extra.check_generator(traffic, generator_cls)
+    _tcp.check_generator(traffic, generator_cls)
 
 
 TRAFFIC_TYPES.update(_extra.TYPES)
+TRAFFIC_TYPES[_tcp.KIND] = _tcp.tcp_workload

@@ -58,8 +58,62 @@ def _payload(data: bytes) -> str:
     return ", ".join(parts)
 
 
+#: Offset of each flow field's varying part from the (inner) IPv4 header, and its width.
+_IP_FIELDS = {"src_ip": (12, 4), "dst_ip": (16, 4), "src_port": (20, 2), "dst_port": (22, 2)}
+
+
+def raw_packet_body(template: Template, fields: FlowFields, plan: FlowPlan) -> str:
+    """An encapsulated packet in trafgen's raw byte syntax.
+
+    trafgen 0.6.8 hangs on header functions (``eth()``, ``ipv4()``) after raw bytes, so a
+    frame inside a tunnel is written byte by byte: its inner IPv4 and UDP checksums are
+    ``csumip``/``csumudp`` (recomputed on every frame) and each varying field is a one-byte
+    counter ``dinc(lo, hi)`` on its last byte. A flow plan that needs more than that last
+    byte is refused (the pacer engine has no such limit). trafgen advances a raw counter
+    before the first frame, so frame ``k`` carries flow ``k + 1`` of the cycle: the same
+    flows, equally often."""
+    data = bytearray(template.data)
+    ip = template.ip_offset
+    special: dict[int, str] = {ip + 10: f"csumip({ip}, {ip + 19})", ip + 26: f"csumudp({ip}, {ip + 20})"}
+    skip = {ip + 11, ip + 27}
+    for name, period in plan.periods:
+        if period <= 1:
+            continue
+        if name not in _IP_FIELDS:
+            raise ValueError(f"the trafgen engine cannot vary {name} inside a tunnel")
+        offset, width = _IP_FIELDS[name]
+        low = base_value(fields, name) & 0xFF
+        if low + period - 1 > 0xFF:
+            raise ValueError(f"the trafgen engine varies only the last byte of {name} inside a tunnel "
+                             f"({0x100 - low} values from this base, {period} asked); use engine: pacer")
+        special[ip + offset + width - 1] = f"dinc({low}, {low + period - 1})"
+    parts: list[str] = []
+    i = 0
+    while i < len(data):
+        if i in special:
+            parts.append(special[i])
+            i += 1
+            continue
+        if i in skip:
+            i += 1
+            continue
+        j = i
+        while j < len(data) and data[j] == data[i] and j not in special and j not in skip:
+            j += 1
+        if j - i >= 4:
+            parts.append(f"fill(0x{data[i]:02x}, {j - i})")
+            i = j
+        else:
+            parts.append(f"0x{data[i]:02x}")
+            i += 1
+    return ", ".join(parts)
+
+
 def packet_body(template: Template, fields: FlowFields, plan: FlowPlan) -> str:
-    """The header and payload functions of one packet (without braces)."""
+    """The header and payload functions of one packet (without braces); an encapsulated
+    one in raw syntax (:func:`raw_packet_body`)."""
+    if template.encapsulated:
+        return raw_packet_body(template, fields, plan)
     pkt = Ether(template.data)
     eth = pkt[Ether]
     lines = [

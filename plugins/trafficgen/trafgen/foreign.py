@@ -29,10 +29,21 @@ from vsbench_plugins.trafficgen.trafgen_probe import (
 
 
 class ForeignFrameCounter:
-    """One counting socket per interface in ``ifaces`` inside ``netns``."""
+    """One counting socket per interface in ``ifaces`` inside ``netns``.
 
-    def __init__(self, netns: str | None, ifaces: list[str]) -> None:
+    ``programs`` gives an interface its own filter instead of :func:`foreign_filter` (an
+    encapsulated profile's ports, :mod:`.verify`). With ``keep_samples`` the first frames
+    the filter accepted in each period between two :meth:`read` calls are kept (up to that
+    many per interface, ``snap`` bytes each) in :attr:`samples`."""
+
+    def __init__(self, netns: str | None, ifaces: list[str],
+                 programs: dict[str, list[tuple[int, int, int, int]]] | None = None,
+                 keep_samples: int = 0, snap: int = 64) -> None:
         self._sockets: dict[str, socket.socket] = {}
+        self._keep = keep_samples
+        self._snap = max(64, snap)
+        self.samples: dict[str, list[bytes]] = {}
+        programs = programs or {}
         try:
             for iface in ifaces:
                 if netns is None:
@@ -41,7 +52,7 @@ class ForeignFrameCounter:
                     sock = create_socket(netns, family=socket.AF_PACKET, socket_type=socket.SOCK_RAW,
                                          proto=0, flags=0)
                 self._sockets[iface] = sock
-                attach_filter(sock, foreign_filter())
+                attach_filter(sock, programs.get(iface) or foreign_filter())
                 sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
                 sock.setblocking(False)
@@ -50,18 +61,24 @@ class ForeignFrameCounter:
             self.close()
             raise
 
-    def _drain(self, sock: socket.socket) -> None:
+    def _drain(self, sock: socket.socket, kept: list[bytes]) -> None:
         while True:
             try:
-                sock.recv(64)
+                data = sock.recv(self._snap)
             except (BlockingIOError, InterruptedError):
                 return
+            if len(kept) < self._keep:
+                kept.append(data)
 
     def read(self) -> dict[str, int]:
-        """Foreign frames per interface since the previous read (the kernel resets them)."""
+        """Accepted frames per interface since the previous read (the kernel resets them)."""
         counts = {}
+        self.samples = {}
         for iface, sock in self._sockets.items():
-            self._drain(sock)
+            kept: list[bytes] = []
+            self._drain(sock, kept)
+            if kept:
+                self.samples[iface] = kept
             packets, _drops = struct.unpack("II", sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
             counts[iface] = packets
         return counts

@@ -5,6 +5,13 @@ A template is Ether / [Dot1Q] / IPv4 / UDP / payload, exactly ``frame_size - 4``
 the trafgen configuration (which copies them from the template) and the tests (which
 compare trafgen's output with these templates) agree byte for byte: TTL 64, IP id 0, no
 IP options, DSCP 0, UDP checksum computed.
+
+An encapsulated template (:func:`vxlan_template`) is that frame inside VXLAN: outer
+Ether / IPv4 / UDP (checksum 0) / VXLAN, then the inner frame without its FCS, 50 B more.
+Its ``ip_offset`` is the *inner* IPv4 header's, where the flow fields vary: every
+consumer (the trafgen configuration, the pacer, the probe stream) varies and checksums
+the inner headers, and the outer ones stay constant (an outer UDP checksum of 0 covers
+nothing).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 
-from vsbench.interfaces.traffic import FCS_BYTES, FlowFields
+from vsbench.interfaces.traffic import FCS_BYTES, VXLAN_OVERHEAD_BYTES, FlowFields, TunnelFields
 from vsbench_plugins.trafficgen.trafgen_probe import BULK_MAGIC, PROBE_HEADER_BYTES
 
 #: UDP payload every bulk frame starts with: it marks vsbench's own frames. A byte with
@@ -38,10 +45,30 @@ class FrameError(ValueError):
 
 @dataclass(frozen=True)
 class Template:
-    """One frame's bytes and where its IPv4 header starts."""
+    """One frame's bytes and where its IPv4 header starts (the inner one in a tunnel).
+
+    ``outer_bytes`` is how many bytes of tunnel headers come before the inner frame (0
+    for a plain frame)."""
 
     data: bytes
     ip_offset: int
+    outer_bytes: int = 0
+
+    @property
+    def encapsulated(self) -> bool:
+        return self.outer_bytes > 0
+
+    @property
+    def inner(self) -> "Template":
+        """The frame inside the tunnel (the template itself when plain)."""
+        if not self.outer_bytes:
+            return self
+        return Template(self.data[self.outer_bytes:], self.ip_offset - self.outer_bytes)
+
+    @property
+    def frame_size_bytes(self) -> int:
+        """Size of the frame on the wire, FCS included."""
+        return len(self.data) + FCS_BYTES
 
     @property
     def payload_offset(self) -> int:
@@ -112,3 +139,60 @@ def bulk_template(fields: FlowFields, frame_size_bytes: int, direction: int = 0)
         raise FrameError(f"direction must be 0..255, got {direction}")
     build_template(fields, frame_size_bytes, bytes(PROBE_HEADER_BYTES))
     return build_template(fields, frame_size_bytes, BULK_PAYLOAD + bytes([direction]))
+
+
+#: VXLAN header: flags (I bit set), 3 reserved bytes, VNI (3 bytes), 1 reserved byte.
+VXLAN_FLAGS = 0x08
+VXLAN_HEADER_BYTES = 8
+OUTER_IP_OFFSET = ETH_HEADER_BYTES
+OUTER_UDP_OFFSET = ETH_HEADER_BYTES + IPV4_HEADER_BYTES
+VXLAN_OFFSET = OUTER_UDP_OFFSET + UDP_HEADER_BYTES
+
+
+def vxlan_header(vni: int) -> bytes:
+    if not 0 <= int(vni) < 1 << 24:
+        raise FrameError(f"a VXLAN VNI is 0..16777215, got {vni}")
+    return bytes([VXLAN_FLAGS, 0, 0, 0]) + int(vni).to_bytes(3, "big") + b"\0"
+
+
+def outer_headers(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, source_port: int,
+                  udp_port: int, vni: int, inner_len: int) -> bytes:
+    """The 50 B in front of an inner frame of ``inner_len`` bytes (no FCS): Ether, IPv4
+    (TTL 64, id 0, DF clear, checksum computed), UDP with checksum 0, VXLAN."""
+    for name, port in (("source_port", source_port), ("udp_port", udp_port)):
+        if not 0 <= int(port) <= 65535:
+            raise FrameError(f"tunnel {name} must be 0..65535, got {port}")
+    tail = UDP(sport=int(source_port), dport=int(udp_port), chksum=0) / Raw(vxlan_header(vni) + bytes(inner_len))
+    pkt = Ether(src=src_mac, dst=dst_mac) / IP(src=src_ip, dst=dst_ip, ttl=IP_TTL, id=IP_ID, flags=0, tos=0) / tail
+    data = bytes(pkt)
+    return data[:VXLAN_OFFSET + VXLAN_HEADER_BYTES]
+
+
+def encapsulate(inner: Template, tunnel: TunnelFields) -> Template:
+    """``inner`` inside VXLAN as the generator sends it into the tunnel (outer addresses
+    generator -> DUT)."""
+    if inner.encapsulated:
+        raise FrameError("the template is already encapsulated")
+    head = outer_headers(tunnel.generator_mac, tunnel.dut_mac, tunnel.generator_ip, tunnel.dut_ip,
+                         tunnel.source_port, tunnel.udp_port, tunnel.vni, len(inner.data))
+    assert len(head) == VXLAN_OVERHEAD_BYTES
+    return Template(head + inner.data, inner.ip_offset + VXLAN_OVERHEAD_BYTES, VXLAN_OVERHEAD_BYTES)
+
+
+def check_encapsulated_fields(fields: FlowFields) -> None:
+    """What the flows of an encapsulated profile may vary: the inner IPv4 addresses and
+    ports. A varying inner MAC is refused (the senders count MACs at the outer frame's
+    offsets), and so is an inner VLAN tag (the receive checks read the inner frame at
+    fixed offsets)."""
+    macs = [name for name in fields.vary if name.endswith("_mac")]
+    if macs:
+        raise FrameError(f"with VXLAN encapsulation only inner IP addresses and ports vary; "
+                         f"not {', '.join(macs)}")
+    if fields.vlan_id is not None:
+        raise FrameError("VXLAN encapsulation of VLAN-tagged frames is not supported (traffic.fields.vlan_id)")
+
+
+def vxlan_template(fields: FlowFields, frame_size_bytes: int, tunnel: TunnelFields, direction: int = 0) -> Template:
+    """A bulk frame of ``frame_size_bytes`` (the inner size) inside VXLAN, 50 B longer."""
+    check_encapsulated_fields(fields)
+    return encapsulate(bulk_template(fields, frame_size_bytes, direction), tunnel)

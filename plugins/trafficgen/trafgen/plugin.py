@@ -85,6 +85,8 @@ class _Direction:
     fields: FlowFields
     plan: Any  # flows.FlowPlan
     template: Any  # frames.Template
+    #: How the frame must arrive at ``rx`` (encapsulated profiles; :mod:`.verify`).
+    expected: Any = None  # verify.ExpectedFrame | None
 
 
 @dataclass
@@ -161,6 +163,8 @@ class Trafgen(TrafficGenerator):
     )
     api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
+    #: VXLAN out of (and expected back on) the profile's tunnel port; see :mod:`.verify`.
+    encapsulations: ClassVar[tuple[str, ...]] = ("vxlan",)
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
@@ -170,6 +174,7 @@ class Trafgen(TrafficGenerator):
         self._netns: str | None = None
         self._reader: LinkCounterReader | None = None
         self._foreign: ForeignFrameCounter | None = None
+        self._wrong: ForeignFrameCounter | None = None
         self._senders: list[_Sender] = []
         self._streams: list[_Stream] = []
         self._pair_ready = False
@@ -260,6 +265,9 @@ class Trafgen(TrafficGenerator):
         if self._foreign is not None:
             self._foreign.close()
             self._foreign = None
+        if self._wrong is not None:
+            self._wrong.close()
+            self._wrong = None
         if self._reader is not None:
             try:
                 self._reader.close()
@@ -284,8 +292,7 @@ class Trafgen(TrafficGenerator):
         if len(namespaces) != 1 or None in namespaces:
             raise PluginError("trafgen needs both ports in one testbed network namespace "
                               "(it runs on the embedded netns/veth testbed)")
-        if profile.encapsulation is not None:
-            raise PluginError(f"trafgen does not generate {profile.encapsulation} encapsulation")
+        tunnel = self._tunnel_of(profile, ports)
         if profile.flows > int(self.cfg["max_flows"]):
             raise PluginError(f"trafgen: {profile.flows} flows exceed max_flows {self.cfg['max_flows']}")
         try:
@@ -301,11 +308,15 @@ class Trafgen(TrafficGenerator):
                            template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))
                 for i, (tx, rx, fields, dir_plan) in enumerate(specs)
             ]
+            if tunnel is not None:
+                directions = [self._through_tunnel(d, tunnel) for d in directions]
         except (flows.FlowPlanError, frames.FrameError, ValueError) as exc:
             raise PluginError(f"trafgen: {exc}") from None
 
         netns = ports[0].netns
         self._open_readers(netns, [p.iface for p in ports])
+        if tunnel is not None:
+            self._open_verifiers(netns, [p.iface for p in ports], directions)
         self._work_dir.mkdir(parents=True, exist_ok=True)
         Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
         self._remove_shapers()  # a previous profile may have shaped other interfaces
@@ -317,6 +328,49 @@ class Trafgen(TrafficGenerator):
         log.info("trafgen: %s B, %d flow(s), %s; trafgen on %s", profile.frame_size_bytes, profile.flows,
                  "bidirectional" if profile.bidirectional else "unidirectional",
                  ", ".join(f"{st.iface} (CPUs {list(st.cpus) or [process.SENDTO_CPU]})" for st in streams))
+
+    def _tunnel_of(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]):
+        """The profile's tunnel (None when plain), checked against what trafgen builds."""
+        if profile.encapsulation is None:
+            return None
+        if profile.encapsulation not in self.encapsulations:
+            raise PluginError(f"trafgen does not generate {profile.encapsulation} encapsulation "
+                              f"(it builds {', '.join(self.encapsulations)})")
+        tunnel = profile.tunnel
+        if tunnel is None:
+            raise PluginError(f"trafgen: a {profile.encapsulation} profile needs its tunnel link (the op2p "
+                              "deployment describes it)")
+        if tunnel.port not in {p.index for p in ports}:
+            raise PluginError(f"trafgen: the tunnel is on port {tunnel.port}, not one of the ports given")
+        return tunnel
+
+    def _through_tunnel(self, d: _Direction, tunnel) -> _Direction:
+        """Direction ``d`` of an encapsulated profile: its frames leave encapsulated when it
+        sends out of the tunnel port; how they must arrive (:mod:`.verify`)."""
+        from vsbench_plugins.trafficgen.trafgen import frames, verify
+
+        frames.check_encapsulated_fields(d.fields)
+        template = frames.encapsulate(d.template, tunnel) if d.tx.index == tunnel.port else d.template
+        expected = verify.expected_frame(d.fields, d.plan, d.index, tunnel if d.rx.index == tunnel.port else None)
+        return dataclasses.replace(d, template=template, expected=expected)
+
+    def _open_verifiers(self, netns: str, ifaces: list[str], directions: list[_Direction]) -> None:
+        """Encapsulated profiles: foreign frames are looked for at both payload offsets
+        (plain and inside VXLAN), and each receiving port counts the bulk frames that
+        arrive other than expected (:mod:`.verify`)."""
+        from vsbench_plugins.trafficgen.trafgen import verify
+
+        if self._foreign is not None:
+            self._foreign.close()
+            self._foreign = None
+        offsets = [verify.PLAIN_PAYLOAD_OFFSET, verify.ENCAPSULATED_PAYLOAD_OFFSET]
+        programs = {d.rx.iface: verify.wrong_frame_program(d.expected) for d in directions}
+        try:
+            self._foreign = ForeignFrameCounter(netns, ifaces, {i: verify.foreign_program(offsets) for i in ifaces})
+            self._wrong = ForeignFrameCounter(netns, list(programs), programs, keep_samples=3,
+                                              snap=verify.SAMPLE_BYTES)
+        except OSError as exc:
+            raise PluginError(f"trafgen: cannot verify received frames on {ifaces[0]}: {exc}") from None
 
     def _open_readers(self, netns: str, ifaces: list[str]) -> None:
         if self._reader is None or self._netns != netns:
@@ -335,6 +389,9 @@ class Trafgen(TrafficGenerator):
         if self._foreign is not None:
             self._foreign.close()
             self._foreign = None
+        if self._wrong is not None:
+            self._wrong.close()
+            self._wrong = None
         try:
             self._foreign = ForeignFrameCounter(netns, ifaces)
         except OSError as exc:
@@ -405,7 +462,7 @@ class Trafgen(TrafficGenerator):
             run(["tc", "qdisc", "add", "dev", b, "clsact"], netns=self._netns, timeout_s=10)
             for d in directions:
                 run(["tc", "filter", "add", "dev", b, "ingress", "pref", str(d.index + 1), "bpf",
-                     "bytecode", direction_match_bytecode(d.index),
+                     "bytecode", direction_match_bytecode(d.index, _tc_payload_offset(d.template)),
                      "action", "mirred", "egress", "redirect", "dev", d.tx.iface], netns=self._netns, timeout_s=10)
             run(["tc", "filter", "add", "dev", b, "ingress", "pref", "100", "bpf", "da",
                  "bytecode", DROP_ALL_BYTECODE], netns=self._netns, timeout_s=10)
@@ -508,11 +565,13 @@ class Trafgen(TrafficGenerator):
 
         if frames_per_dir > 0 and paced:
             for st in self._streams:
-                self._set_shaper(st.iface, per_dir_fps * len(st.directions), profile.frame_size_bytes)
+                self._set_shaper(st.iface, per_dir_fps * len(st.directions), _mean_frame_bytes(st.directions))
         elif not paced:
             self._remove_shapers()  # back to back: nothing between trafgen and the port
         assert self._foreign is not None
         self._foreign.read()  # resets the kernel's counts
+        if self._wrong is not None:
+            self._wrong.read()
         before = self._read_counters()
 
         probe_outcome = None
@@ -599,6 +658,7 @@ class Trafgen(TrafficGenerator):
             })
         if probe_outcome is not None:
             stats["probes"] = probe_outcome.stats
+        result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
 
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         # trafgen processes and the probe helper, reaped during this trial
@@ -626,7 +686,29 @@ class Trafgen(TrafficGenerator):
             valid=valid,
             invalid_reason=reason,
             generator_stats=stats,
+            rx_wrong_frames=rx_wrong,
         )
+
+    def _subtract_wrong(self, result_dirs: list[DirectionCounters], stats: dict[str, Any]
+                        ) -> tuple[list[DirectionCounters], int | None]:
+        """Encapsulated profiles: bulk frames that arrived other than expected are not
+        received frames; each direction's count, and a few of them with what was wrong,
+        go into ``stats["directions"]``. (None, unchanged counters: nothing verified.)"""
+        if self._wrong is None:
+            return result_dirs, None
+        wrong = self._wrong.read()
+        samples = self._wrong.samples
+        out, total = [], 0
+        for d, counters, entry in zip(self._directions, result_dirs, stats["directions"]):
+            n = int(wrong.get(d.rx.iface, 0))
+            total += n
+            entry["rx_wrong_frames"] = n
+            entry["rx_verified_frames"] = counters.rx_frames - n
+            if samples.get(d.rx.iface):
+                entry["rx_wrong_samples"] = [{"why": d.expected.verdict(frame), "hex": frame.hex()}
+                                             for frame in samples[d.rx.iface]]
+            out.append(dataclasses.replace(counters, rx_frames=counters.rx_frames - n))
+        return out, total
 
     # -- trial steps ---------------------------------------------------------------------
 
@@ -737,6 +819,7 @@ class Trafgen(TrafficGenerator):
             out_prefix=self._work_dir / f"floor-{self._trial}",
             log_path=Path(self.context.log_dir) / "trafgen-probe.log",
             python=self.cfg.get("python"),
+            rx_payload_offset=d.template.payload_offset if d.template.outer_bytes else None,
         )
         self._probe = stream
         try:
@@ -773,18 +856,30 @@ class Trafgen(TrafficGenerator):
             out_prefix=self._work_dir / f"probes-{self._trial}",
             log_path=Path(self.context.log_dir) / "trafgen-probe.log",
             python=self.cfg.get("python"),
+            rx_payload_offset=d.expected.payload_offset if d.expected is not None else None,
         )
         stream.start()
         return stream
 
 
-def direction_match_bytecode(direction: int) -> str:
+def _tc_payload_offset(template: Any) -> int:
+    """Where tc ingress sees a sent frame's UDP payload (the kernel strips a VLAN tag)."""
+    return RX_PAYLOAD_OFFSET + (template.outer_bytes or 0)
+
+
+def _mean_frame_bytes(directions: Sequence[_Direction]) -> float:
+    """Mean size on the wire (FCS included) of the frames one sender alternates between:
+    the byte rate its shaper needs (a tunnel's frames are larger than the plain ones)."""
+    return sum(d.template.frame_size_bytes for d in directions) / len(directions)
+
+
+def direction_match_bytecode(direction: int, payload_offset: int = RX_PAYLOAD_OFFSET) -> str:
     """Classic BPF (tc ``bytecode`` syntax) matching bulk frames of ``direction``: the byte
     after the bulk magic in the UDP payload (offset 44 once the kernel has moved any VLAN
-    tag out of the frame data)."""
+    tag out of the frame data; further in for a frame sent into a tunnel)."""
     from vsbench_plugins.trafficgen.trafgen.frames import DIRECTION_BYTE_OFFSET
 
-    offset = RX_PAYLOAD_OFFSET + DIRECTION_BYTE_OFFSET
+    offset = payload_offset + DIRECTION_BYTE_OFFSET
     program = [(0x30, 0, 0, offset), (0x15, 0, 1, direction), (0x06, 0, 0, 0xFFFFFFFF), (0x06, 0, 0, 0)]
     return f"{len(program)}," + ",".join(f"{c} {jt} {jf} {k}" for c, jt, jf, k in program)
 

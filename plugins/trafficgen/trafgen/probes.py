@@ -53,6 +53,7 @@ class ProbeStream:
         out_prefix: Path,
         log_path: Path,
         python: str | None = None,
+        rx_payload_offset: int | None = None,
     ) -> None:
         self.netns = netns
         self.tx_iface = tx_iface
@@ -71,6 +72,8 @@ class ProbeStream:
             "--drain-s", repr(float(drain_s)),
             "--out", str(out_prefix),
         ]
+        if rx_payload_offset is not None:
+            self.argv += ["--rx-payload-offset", str(int(rx_payload_offset))]
         self.log_path = log_path
         self.process: ManagedProcess | None = None
         self._went_at: float | None = None

@@ -100,10 +100,13 @@ def _verb(argv: list[str]) -> str:
 
 
 def _reason(exc: commands.CommandError) -> str:
-    """The most telling line of a tool's stderr: the switch's own ``Error ...`` reply
-    (e.g. why a bundle was refused) before the tool's generic last line."""
+    """The most telling line of a tool's stderr: the switch's own reply -- an ``Error ...``
+    line (e.g. why a bundle was refused), or what ovs-vswitchd answered an ``ovs-appctl``
+    command with before the tool's generic "server returned an error" -- else the last line."""
     lines = [l.strip() for l in (exc.stderr or "").splitlines() if l.strip()]
     errors = [l for l in lines if l.startswith("Error ")]
     if errors:
         return errors[0][:300]
+    if len(lines) > 1 and lines[-1].endswith("server returned an error"):
+        return " ".join(lines[:-1])[:300]
     return lines[-1][:300] if lines else str(exc)

@@ -198,3 +198,18 @@ def parse_version(text: str) -> dict[str, str]:
     if m:
         versions["dpdk"] = m.group(1)
     return versions
+
+
+# --------------------------------------------------------------------------- implementations
+
+
+def parse_implementations(text: str) -> list[str]:
+    """The names ``dpif-netdev/subtable-lookup-info-get``, ``dpif-impl-get`` or
+    ``miniflow-parser-get`` list under their ``Available ... implementations:`` line, e.g.
+    ``["autovalidator", "generic"]`` from ``  generic (Use count: 0, Priority: 1)``."""
+    names = []
+    for line in text.splitlines():
+        m = re.match(r"^\s+([A-Za-z0-9_]+)\b", line)
+        if m:
+            names.append(m.group(1))
+    return names

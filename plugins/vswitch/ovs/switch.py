@@ -399,10 +399,18 @@ def trial_cost(usage: cpu.CpuUsage, cpu_s: float, source: str, datapath: Mapping
     }
 
 
-def tunnel_columns(spec: PortSpec) -> list[str]:
-    """Interface columns of a tunnel port (``options`` carry type, remote_ip, key...)."""
+#: The tunnel port options OvS itself takes (the rest of a tunnel PortSpec's options
+#: describe its underlay, which the plugin builds).
+OVS_TUNNEL_OPTIONS = ("remote_ip", "local_ip", "key", "dst_port", "tos", "ttl", "df_default", "csum")
+
+
+def tunnel_columns(spec: PortSpec, allowed: tuple[str, ...] | None = None) -> list[str]:
+    """Interface columns of a tunnel port (``options`` carry type, remote_ip, key...);
+    only the ``allowed`` options when given."""
     options = dict(spec.options)
     kind = str(options.pop("type", "vxlan"))
+    if allowed is not None:
+        options = {k: v for k, v in options.items() if k in allowed}
     if "remote_ip" not in options:
         raise PluginError(f"tunnel port {spec.name!r} needs options.remote_ip")
     return [f"type={kind}", *(f'options:{k}="{_escape(_ovs_value(v))}"' for k, v in sorted(options.items()))]

@@ -1,0 +1,109 @@
+"""The two TCP endpoints: each generator port in a network namespace of its own.
+
+The embedded testbed keeps both generator ports in one namespace, whose stack would
+deliver a connection between them locally, never across the switch. For a TCP workload
+each port moves into its own namespace (``vsb-<run>-ep0``, ``-ep1``) with an address on one
+subnet (``198.19.255.1`` and ``.2``, RFC 2544's benchmarking range, apart from the
+testbed's ``198.18.x``), the other endpoint as a permanent neighbour (nothing is ARPed
+across the switch), IPv6 off, and no ingress drop. The endpoint options of a run (MTU, TSO,
+GSO, GRO) are set on the two interfaces before it. At teardown each port goes back into
+the generator namespace (where the testbed deletes it) and the namespace is removed.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Sequence
+
+from vsbench.interfaces import ResourceStack
+from vsbench.interfaces.commands import CommandError, run
+from vsbench.interfaces.host import naming
+from vsbench.interfaces.host.testbed import sink_ingress
+from vsbench.interfaces.plugin import PluginError
+from vsbench.interfaces.tcp import TcpSpec
+from vsbench.interfaces.traffic import GeneratorPort
+
+log = logging.getLogger(__name__)
+
+SUBNET_PREFIX = "198.19.255."
+PREFIXLEN = 24
+QUIET = ("net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+
+
+def endpoint_ip(index: int) -> str:
+    return f"{SUBNET_PREFIX}{index + 1}"
+
+
+def offload_argv(ethtool: str, iface: str, spec: TcpSpec) -> list[str] | None:
+    """``ethtool -K IFACE tx off tso on gso off ...`` for the offloads ``spec`` sets, or
+    None (``tx`` first: turning it off turns TSO off with it)."""
+    wanted = [("tx", spec.tx_checksum)] + [(name, getattr(spec, name)) for name in ("tso", "gso", "gro")]
+    args = [part for name, value in wanted if value is not None for part in (name, "on" if value else "off")]
+    return [ethtool, "-K", iface, *args] if args else None
+
+
+class Endpoints:
+    """The endpoint namespaces of one generator's two ports (see the module doc)."""
+
+    def __init__(self, run_id: str, ports: Sequence[GeneratorPort], resources: ResourceStack,
+                 ethtool: str = "ethtool") -> None:
+        if len(ports) != 2 or ports[0].netns is None or ports[0].netns != ports[1].netns:
+            raise PluginError("iperf3 needs two generator ports in one testbed namespace")
+        self.ports = list(ports)
+        self.home = ports[0].netns
+        self.names = [naming.netns_name(run_id, f"ep{i}") for i in range(2)]
+        self.resources = resources
+        self.ethtool = ethtool
+        self.ready = False
+
+    def ip(self, index: int) -> str:
+        return endpoint_ip(index)
+
+    def setup(self) -> None:
+        if self.ready:
+            return
+        for i, (port, ns) in enumerate(zip(self.ports, self.names)):
+            self._run(["ip", "netns", "add", ns])
+            self.resources.register(f"tcp endpoint {ns}", self._teardown, i)
+            self._run(["sysctl", "-q", "-w", *QUIET], ns)
+            self._run(["ip", "link", "set", "dev", port.iface, "netns", ns], self.home)
+            self._run(["ip", "link", "set", "dev", "lo", "up"], ns)
+            self._run(["ip", "addr", "add", f"{endpoint_ip(i)}/{PREFIXLEN}", "dev", port.iface], ns)
+            self._run(["ip", "link", "set", "dev", port.iface, "up"], ns)
+        for i, ns in enumerate(self.names):
+            peer = self.ports[1 - i]
+            if not peer.mac:
+                raise PluginError(f"iperf3: generator port {peer.index} has no MAC to use as a neighbour")
+            self._run(["ip", "neigh", "replace", endpoint_ip(1 - i), "lladdr", peer.mac, "dev", self.ports[i].iface,
+                       "nud", "permanent"], ns)
+        self.ready = True
+        log.info("tcp endpoints: %s in %s, %s in %s", endpoint_ip(0), self.names[0], endpoint_ip(1), self.names[1])
+
+    def apply(self, spec: TcpSpec) -> None:
+        """The endpoint options of one run, on both interfaces."""
+        for port, ns in zip(self.ports, self.names):
+            if spec.mtu_bytes:
+                self._run(["ip", "link", "set", "dev", port.iface, "mtu", str(int(spec.mtu_bytes))], ns)
+            argv = offload_argv(self.ethtool, port.iface, spec)
+            if argv:
+                self._run(argv, ns)
+
+    def _teardown(self, index: int) -> None:
+        ns, port = self.names[index], self.ports[index]
+        if not Path(f"/run/netns/{ns}").exists():
+            return
+        moved = run(["ip", "link", "set", "dev", port.iface, "netns", self.home], netns=ns, check=False, timeout_s=10)
+        if moved.returncode == 0:
+            try:
+                sink_ingress(self.home, port.iface)  # as the testbed left it
+            except Exception:  # noqa: BLE001 - the testbed deletes the port next
+                pass
+        run(["ip", "netns", "del", ns], check=False, timeout_s=10)
+        self.ready = False
+
+    def _run(self, argv: list[str], netns: str | None = None) -> None:
+        try:
+            run(argv, netns=netns, timeout_s=15)
+        except CommandError as exc:
+            raise PluginError(f"iperf3 endpoints: {exc}") from None
