@@ -2,8 +2,8 @@
 
 Each plugin is checked the way a vendor's is (``vsbench conformance``'s suites, the kit's
 own netns testbed): the switches linux_bridge and ovs_dpdk, the VNF vrouter (given routes to
-the kit's testbed, as its deployment gives them), the placeholder VNF none, and trafgen
-against the kit's reference DUT. ovs_kernel and ovs_tc need kernel modules this kernel lacks
+the kit's testbed, as its deployment gives them), testpmd on net_af_packet, the placeholder
+VNF none, and trafgen against the kit's reference DUT. ovs_kernel and ovs_tc need kernel modules this kernel lacks
 (their class checks still run; the kernel lab runs them for real); ``external`` manages no
 DUT, so only its class is checked.
 """
@@ -79,7 +79,7 @@ class TestExternalClass(PluginContractChecks):
 def route_to_the_kit(vnf, kit) -> None:
     """What phy_router_phy gives the router: routes between the two testbed ports."""
     links = kit.testbed.links
-    vnf.apply(router_model(routes=1, nexthops=1, flows=1, ports=[l.dut_iface for l in links],
+    vnf.configure_router(router_model(routes=1, nexthops=1, flows=1, ports=[l.dut_iface for l in links],
                            peer_macs=[l.tg_mac for l in links]))
 
 
@@ -89,6 +89,16 @@ class TestVRouter(VnfConformance):
         fields = dataclasses.replace(FlowFields(), src_ip=str(WEST_BASE), dst_ip=str(EAST_BASE))
         return VnfTarget(name="vrouter", plugin=plugins.load("vnf", "vrouter"), settings=settings("vnf", "vrouter"),
                          fields=fields, prepare=route_to_the_kit, to_port_mac=True)
+
+
+class TestTestpmd(VnfConformance):
+    """testpmd as the pvp family runs it on a Linux bridge: net_af_packet on the VNF's ends of
+    veth pairs, io forwarding (frames pass as they are, so they are addressed to the far port)."""
+
+    @pytest.fixture
+    def conformance_vnf(self):
+        return VnfTarget(name="testpmd", plugin=plugins.load("vnf", "testpmd"), settings=settings("vnf", "testpmd"),
+                         to_port_mac=False)
 
 
 class TestNoVnf(VnfConformance):

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 from vsbench.interfaces import PluginError, Prerequisite, ResourceStack, SwitchPort, Vnf
 from vsbench.interfaces.commands import which
 from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
+from vsbench.interfaces.host.netlink import NetlinkError, list_links
 from vsbench.interfaces.settings import with_defaults
 
 from . import argv as argvs
@@ -258,6 +259,21 @@ class Testpmd(Vnf):
                                   "(vhost-user sockets or kernel interfaces only)")
         return out
 
+    def _check_interfaces(self, vnf_ports: Sequence[argvs.VnfPort]) -> None:
+        """Every kernel interface testpmd is to open exists in the DUT's namespace: DPDK's
+        af_packet PMD would otherwise fail inside the EAL with a message about port ids (the
+        conformance kit's missing-port check caught testpmd starting without complaint)."""
+        wanted = [p.iface for p in vnf_ports if isinstance(p, argvs.AfPacketPort)]
+        if not wanted:
+            return
+        try:
+            present = set(list_links(self.context.dut_netns))
+        except NetlinkError as exc:
+            raise PluginError(f"testpmd: cannot list the interfaces of the DUT namespace: {exc}") from None
+        missing = [iface for iface in wanted if iface not in present]
+        if missing:
+            raise PluginError(f"testpmd: no interface {', '.join(missing)} to attach net_af_packet to")
+
     def _memory(self) -> Path | None:
         """Reserve hugepages for ``memory_mb`` and mount a private hugetlbfs; register the
         undo of each and the removal of our page files. Returns the mount (None: --no-huge)."""
@@ -287,6 +303,7 @@ class Testpmd(Vnf):
             raise PluginError(errors[0])
         self.ports = list(ports)
         vnf_ports = self._vnf_ports(ports)
+        self._check_interfaces(vnf_ports)
         self._stack = ResourceStack()
         # stop() closes the private stack; registered first so a half-started VNF goes too
         self.context.resources.register(f"testpmd {self.file_prefix}", self.stop)

@@ -546,7 +546,7 @@ def serve(args: argparse.Namespace) -> int:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", args.tcp_port))
-        s.listen(1)
+        s.listen(8)
         listeners.append(s)
         if args.port_file:
             tmp = args.port_file + ".tmp"
@@ -558,8 +558,12 @@ def serve(args: argparse.Namespace) -> int:
         if os.path.exists(args.unix_path):
             os.unlink(args.unix_path)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.bind(args.unix_path)
-        s.listen(1)
+        # bound under a temporary name and renamed once listening: a client that sees the
+        # path may connect at once (binding creates the file before listen() accepts)
+        staging = f"{args.unix_path}.{os.getpid()}"
+        s.bind(staging)
+        s.listen(8)
+        os.rename(staging, args.unix_path)
         listeners.append(s)
         log(f"listening on UNIX {args.unix_path}")
     for s in listeners:
