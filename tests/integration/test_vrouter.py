@@ -142,13 +142,14 @@ def test_bad_model_is_a_one_line_error(router):
 
 def test_vrouter_testcase_end_to_end(tmp_path):
     """The testcase through the runner (config layers, phy_router_phy, the vrouter through
-    its entry point, trafgen host pairs to the router's MACs), as one continuous 1 s trial:
+    its entry point, trafgen host pairs to the router's MACs), as one continuous 2 s trial (in 1 s the
+    router's softirq time once read 0 ticks, and its efficiency with it):
     256 host pairs over 256 routes and 4 ECMP next hops per direction arrive, none lost."""
     require(("trafficgen", "trafgen"), ("vnf", "vrouter"))
     outcome = run(tmp_path, build_plans(
         "vrouter_nexthop_scaling", "linux_bridge",
         "frame_sizes=[64];dut.nexthops=[4];dut.routes=256;traffic.flows=256;type=continuous;"
-        "rate_fps=20000;trial_duration=1;warmup_s=0;latency.trial_duration_s=1"))
+        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     [fs] = test["frame_sizes"]
@@ -162,7 +163,7 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert point["efficiency"]["cpu_source"] == "vnf softirq of rx_cpus"
     assert point["efficiency"]["switch_cores"] > 0 and point["efficiency"]["fps_per_core"] > 0
     [vnf] = point["vnf"]["vnfs"]
-    assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 1 * 0.99  # aggregate of both directions, 1 s
+    assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 2 * 0.99  # aggregate of both directions, 2 s
     assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
     assert_nothing_left(outcome.run_id)
 
