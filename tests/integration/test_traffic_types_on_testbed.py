@@ -27,8 +27,8 @@ def _run(tmp_path, test, vswitch, params) -> tuple[Outcome, dict]:
     require(("trafficgen", "trafgen"), ("vswitch", vswitch))
     outcome = run(tmp_path, build_plans(test, vswitch, params))
     results = outcome.results()
-    assert outcome.trials()  # every line valid against trial.schema.json
     assert outcome.code == 0, outcome.console
+    assert outcome.trials()  # every line valid against trial.schema.json
     [fs] = results["tests"][0]["frame_sizes"]
     assert fs["status"] == "complete", fs
     return outcome, fs
