@@ -12,6 +12,7 @@ import io
 import json
 from pathlib import Path
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vsbench.results import compare, compare_page, compare_scaling, writers
@@ -133,38 +134,60 @@ def flag_notes(comparison: compare.Comparison) -> list[str]:
 
 
 def matrix_table(fm) -> Table:
-    """A feature matrix (:mod:`vsbench.results.feature_matrix`) as one terminal table."""
+    """A feature matrix (:mod:`vsbench.results.feature_matrix`) as one terminal table. A
+    cell without a figure says why in a word (``skipped``, ``no NDR``; the reason is in
+    the notes), a figure fewer repeats gave than ran says how many (``2/3``)."""
     from vsbench.results import feature_matrix
 
-    base = fm.variants[fm.baseline]
-    table = Table(title=f"Feature matrix {fm.testcase}: {fm.metric} against {base.short()}", title_justify="left")
+    base = fm.variants[fm.effective_baseline()]
+    table = Table(title=escape(f"Feature matrix {fm.testcase}: {fm.metric} against {base.short()}"),
+                  title_justify="left")
     caches = feature_matrix.cache_columns(fm)
     extras = list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.extra))
     headline, scale = ("Mfps", 1e6) if fm.metric.endswith("_fps") else ("Gbit/s", 1.0)
+    per_core = fm.metric.endswith("_fps")
     headers = ["Variant", "Frame B", headline, "Gain", "Significance", *extras, *(f"{c} %" for c in caches),
-               "Upcalls", "Cores", "Mfps/core"]
+               *(["Upcalls"] if caches or per_core else []), "Cores", *(["Mfps/core"] if per_core else [])]
     for header in headers:
         table.add_column(header, justify="left" if header in ("Variant", "Significance") else "right")
     for i, size, cell in feature_matrix.ordered_cells(fm):
         value = cell.value
         mark = " *" if (value is not None and value.flags) or cell.oversubscribed else ""
-        shown = "-" if value is None else f"{value.value / scale:.4f}{mark}"
-        if i == fm.baseline:
+        if value is None:
+            shown = f"[yellow]{escape(cell.gap or '-')}[/yellow]"
+        else:
+            partial = f" ({cell.measured}/{cell.repeats})" if cell.measured < cell.repeats else ""
+            shown = f"{value.value / scale:.4f}{partial}{mark}"
+        if i == fm.baseline_of(size):
             gain, verdict = "baseline", ""
+        elif fm.baseline_of(size) is None or value is None:
+            gain, verdict = "-", ""
         else:
             kind = compare_page.bar_kind(cell.change)
             style = {"better": "green", "worse": "red", "noise": "dim", "unknown": "yellow"}[kind]
             pct = cell.change.percent if cell.change is not None else None
             gain = f"[{style}]{'-' if pct is None else f'{pct:+.1f} %'}[/{style}]"
             verdict = "" if cell.change is None else cell.change.significance
-        row = [fm.variants[i].short(), str(size), shown, gain, verdict]
+        row = [escape(fm.variants[i].short()), str(size), shown, gain, verdict]
         row += [f"{cell.extra[e]:,.3g}" if e in cell.extra else "-" for e in extras]
         row += [f"{cell.cache_percent[c]:.1f}" if c in cell.cache_percent else "-" for c in caches]
-        row += ["-" if cell.upcalls is None else f"{cell.upcalls:,.0f}",
-                "-" if cell.switch_cores is None else f"{cell.switch_cores:.2f}",
-                "-" if cell.fps_per_core is None else f"{cell.fps_per_core / 1e6:.3f}"]
+        if caches or per_core:
+            row.append("-" if cell.upcalls is None else f"{cell.upcalls:,.0f}")
+        row.append("-" if cell.switch_cores is None else f"{cell.switch_cores:.2f}")
+        if per_core:
+            row.append("-" if cell.fps_per_core is None else f"{cell.fps_per_core / 1e6:.3f}")
         table.add_row(*row)
     return table
+
+
+def matrix_flag_notes(fm) -> list[str]:
+    """What each ``*`` of a matrix stands for: the flags of the figures it marks."""
+    found: dict[str, list[str]] = {}
+    for (i, size), cell in sorted(fm.cells.items(), key=lambda item: (item[0][1], item[0][0])):
+        if cell.value is not None and cell.value.flags:
+            found.setdefault(", ".join(cell.value.flags), []).append(
+                fm.variants[i].short() + (f" at {size} B" if len(fm.frame_sizes) > 1 else ""))
+    return [f"* {flags}: {'; '.join(where)}" for flags, where in found.items()]
 
 
 def print_matrices(matrices, out: Console) -> None:
@@ -172,6 +195,8 @@ def print_matrices(matrices, out: Console) -> None:
         out.print(matrix_table(fm))
         for note in fm.notes:
             out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        for note in matrix_flag_notes(fm):
+            out.print(note, markup=False, highlight=False, soft_wrap=True)
 
 
 def load_matrices(run_dir: Path, baseline: str | None):
@@ -206,10 +231,12 @@ def run_matrix(args: argparse.Namespace, out: Console) -> int:
     elif args.format == "csv":
         buffer = io.StringIO()
         rows = [dict(row, testcase=doc["testcase"], variant=json.dumps(row["variant"], sort_keys=True),
-                     cache_hit_percent=json.dumps(row["cache_hit_percent"], sort_keys=True), flags="; ".join(row["flags"]))
+                     cache_hit_percent=json.dumps(row["cache_hit_percent"], sort_keys=True), flags="; ".join(row["flags"]),
+                     extra=json.dumps(row["extra"], sort_keys=True), reasons="; ".join(row["reasons"]))
                 for doc in (feature_matrix.to_json(fm) for fm in found) for row in doc["rows"]]
-        writer = csv.DictWriter(buffer, fieldnames=["testcase", *[k for k in rows[0] if k != "testcase"]],
-                                lineterminator="\n")
+        # matrices of several testcases have different headline columns (ndr_fps, tcp_gbps)
+        fields = list(dict.fromkeys(k for row in rows for k in row if k != "testcase"))
+        writer = csv.DictWriter(buffer, fieldnames=["testcase", *fields], lineterminator="\n")
         writer.writeheader()
         for row in rows:
             writer.writerow({k: writers._cell(v) for k, v in row.items()})
