@@ -272,6 +272,24 @@ def test_flagged_figures_say_what_the_star_means():
     assert "* irregular search result: emc_insert_inv_prob=100, smc_enable=True" in text
 
 
+def test_plan_tables_and_headings_keep_the_variant_of_their_label():
+    """A label is ``testcase[variant]``: printed as rich markup, the bracket vanished and every
+    plan of a matrix was titled with the bare testcase name."""
+    from vsbench.results.model import FrameSizeResult, TestResult
+    from vsbench.runner.display import RunDisplay
+
+    label = "tcp_tput[tcp.tso=True,vswitch.ovs_dpdk.n_rxq=2]"
+    out = StringIO()
+    console = Console(file=out, width=250, color_system=None)
+    for traffic_type in ("tcp", "rfc2544_throughput"):
+        test = TestResult(plan_index=0, label=label, testcase="tcp_tput", traffic_type=traffic_type,
+                          frame_sizes=[FrameSizeResult(1518, status="not-run")])
+        console.print(RunDisplay.table(test))
+    display = RunDisplay(console)
+    display.plan_started(0, 4, label, "")
+    assert out.getvalue().count(label) == 3, out.getvalue()
+
+
 def test_the_csv_of_a_matrix_whose_first_rows_were_skipped(tmp_path, capsys):
     """The rows' columns differ (a skipped variant has no TCP extras): the CSV took its
     header from the first row and failed with an internal error."""

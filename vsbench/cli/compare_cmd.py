@@ -60,13 +60,14 @@ def terminal_table(comparison: compare.Comparison) -> Table:
         table.add_column("change", justify="right")
         table.add_column("significance", justify="left")
     for row in comparison.rows:
-        cells = [row.key.test, str(row.key.frame_size_bytes), row.key.metric, row.key.unit,
-                 _flagged(row.values[0])]
-        for value, change in zip(row.values[1:], row.changes[1:]):
+        gaps = row.gaps or [None] * len(row.values)
+        cells = [escape(row.key.test), str(row.key.frame_size_bytes), row.key.metric, row.key.unit,
+                 _flagged(row.values[0], gaps[0])]
+        for value, change, gap in zip(row.values[1:], row.changes[1:], gaps[1:]):
             kind = compare_page.bar_kind(change)
             style = {"better": "green", "worse": "red", "noise": "dim", "unknown": "yellow"}[kind]
             text = "-" if change is None or change.percent is None else f"{change.percent:+.2f} %"
-            cells += [_flagged(value), f"[{style}]{text}[/{style}]",
+            cells += [_flagged(value, gap), f"[{style}]{text}[/{style}]",
                       "-" if change is None else change.significance]
         table.add_row(*cells)
     return table
@@ -78,7 +79,7 @@ def scaling_tables(comparison: compare.Comparison) -> list[Table]:
     tables = []
     for curve in compare_scaling.curves(comparison):
         drops = [curve.drop_sentence(d) for d in curve.drops()]
-        table = Table(title=f"Scaling: {curve.title}", title_justify="left",
+        table = Table(title=escape(f"Scaling: {curve.title}"), title_justify="left",
                       caption="\n".join(drops) or None, caption_justify="left")
         table.add_column(curve.axis.plural.capitalize(), justify="right")
         for size in curve.frame_sizes():
@@ -113,14 +114,17 @@ def repeats_table(figures) -> Table | None:
     for m in repeated:
         spread = m.spread
         cv = "-" if spread["cv"] is None else f"{100 * spread['cv']:.2f} %"
-        table.add_row(m.key.test, str(m.key.frame_size_bytes), m.key.metric, f"{m.value:,.0f}",
+        table.add_row(escape(m.key.test), str(m.key.frame_size_bytes), m.key.metric, f"{m.value:,.0f}",
                       f"{spread['min']:,.0f}", f"{spread['max']:,.0f}", cv, str(spread["n"]), m.unit)
     return table
 
 
-def _flagged(value) -> str:
-    """The value, marked ``*`` when a validity flag qualifies it (listed under the table)."""
-    return compare_page.fmt_metric(value) + (" *" if value is not None and value.flags else "")
+def _flagged(value, gap: str | None = None) -> str:
+    """The value, marked ``*`` when a validity flag qualifies it (listed under the table);
+    a missing value's reason in a word (``skipped``, ``no NDR``; the notes say more)."""
+    if value is None and gap:
+        return f"[yellow]{escape(gap)}[/yellow]"
+    return escape(compare_page.fmt_metric(value)) + (" *" if value is not None and value.flags else "")
 
 
 def flag_notes(comparison: compare.Comparison) -> list[str]:
@@ -298,7 +302,7 @@ def _print_table(comparison: compare.Comparison, out: Console) -> None:
         for name in names:
             table.add_column(name)
         for d in diffs:
-            table.add_row(d.scope, d.name, *("-" if v is None else str(v) for v in d.values))
+            table.add_row(escape(d.scope), d.name, *("-" if v is None else escape(str(v)) for v in d.values))
         out.print(table)
     for note in flag_notes(comparison):
         out.print(note, markup=False, highlight=False, soft_wrap=True)

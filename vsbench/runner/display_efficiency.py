@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from vsbench.results import scaling, switch_figures
@@ -54,7 +55,7 @@ def scaling_tables(results: RunResults) -> list[Table]:
     tables = []
     for curve in scaling.curves(tests):
         setup = curve.has_setup()
-        table = Table(title=f"{curve.title}: {curve.axis_label} versus {curve.goal} frame rate",
+        table = Table(title=escape(f"{curve.title}: {curve.axis_label} versus {curve.goal} frame rate"),
                       title_justify="left",
                       caption="\n".join(scaling.drop_sentence(curve, d) for d in scaling.drops(curve)) or None,
                       caption_justify="left")
