@@ -306,3 +306,22 @@ def test_the_csv_of_a_matrix_whose_first_rows_were_skipped(tmp_path, capsys):
     assert [r["baseline"] for r in rows] == ["false", "false", "true", "false"]
     assert rows[0]["significance"] == "" and "cannot cross ovs_dpdk" in rows[0]["reasons"]
     assert json.loads(rows[3]["extra"])["retransmits"] == 0 and float(rows[3]["gain_percent"]) > 16
+
+
+def test_the_run_scaling_table_says_which_counts_found_no_ndr():
+    from vsbench.results.model import FrameSizeResult, ReportedPoint, RunResults, TestResult
+    from vsbench.runner import display_efficiency
+
+    tests = []
+    for i, (rules, ndr) in enumerate(((1000, 2e5), (8000, None))):
+        point = ReportedPoint(name="NDR", throughput_fps=ndr, regular=ndr is not None)
+        tests.append(TestResult(plan_index=i, label=f"rule_complexity[dut.rules={rules}]", testcase="rule_complexity",
+                                variant={"dut.rules": rules}, vswitch="ovs_dpdk", trafficgen="trafgen",
+                                deployment="p2p", status="complete",
+                                frame_sizes=[FrameSizeResult(64, status="complete", points=[point])]))
+    [table] = display_efficiency.scaling_tables(RunResults(run_id="abc123", started_at="x", vsbench_version="0",
+                                                           tests=tests))
+    out = StringIO()
+    Console(file=out, width=250, color_system=None).print(table)
+    rows = [line for line in out.getvalue().splitlines() if " 64 " in line]
+    assert "no NDR" not in rows[0] and "complete, no NDR, irregular" in rows[1], out.getvalue()
