@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "matrix (the variants of each testcase against one of them)")
     parser.add_argument("--baseline-variant", metavar="K=V[,K=V]",
                         help="one run: the variant the others are compared with (keys by full or last name, "
-                             "e.g. smc_enable=false); default: each matrix's first variant")
+                             "e.g. smc_enable=false); default: each matrix's first variant. One without a figure "
+                             "(skipped, no NDR) gives way to the first variant that has one; a note says so")
     parser.add_argument("--metric", action="append", metavar="NAME", default=[],
                         help="only this metric (repeatable), e.g. ndr_fps, latency_p99_ns")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
