@@ -246,15 +246,7 @@ def matrices(results: Mapping[str, Any], metrics: RunMetrics, baseline: Mapping[
         case_metric = metric or _headline(tests, set(seen), set(values))
         goal = case_metric[:-len("_fps")] if case_metric.endswith("_fps") else case_metric
         dimensions = list(dict.fromkeys(k for v in variants for k in v.settings))
-        if baseline:
-            chosen = [i for i, v in enumerate(variants) if _matches(v, baseline)]
-            if len(chosen) != 1:
-                names = "; ".join(v.short() for v in variants)
-                raise MatrixError(f"{case}: the baseline {dict(baseline)} matches {len(chosen)} variants "
-                                  f"(they are: {names})")
-            base = chosen[0]
-        else:
-            base = 0
+        base = _chosen_baseline(case, variants, baseline)
         sizes = sorted({k.frame_size_bytes for k in values if k.test in seen and k.metric == case_metric}
                        | {int(fs["frame_size_bytes"]) for t in tests for fs in t.get("frame_sizes") or []
                           if isinstance(fs.get("frame_size_bytes"), int)})
@@ -273,35 +265,51 @@ def matrices(results: Mapping[str, Any], metrics: RunMetrics, baseline: Mapping[
             elif have:
                 fm.baseline_at[size] = have[0]
         for i, variant in enumerate(variants):
-            info = metrics.test(variant.label)
             for size in sizes:
-                value = values.get(MetricKey(variant.label, size, case_metric))
-                gaps = info.gaps_of(size, case_metric) if info is not None else []
-                ref = fm.baseline_of(size)
-                change = None
-                if ref is not None and i != ref and value is not None:
-                    base_value = values[MetricKey(variants[ref].label, size, case_metric)]
-                    change = compare_values(
-                        base_value.value, base_value.samples, base_value.uncertainty, value.value if value else None,
-                        value.samples if value else [], value.uncertainty if value else None,
-                        unit_of(case_metric)[1])
-                caches, upcalls, cores, per_core, oversubscribed = _folded_point(points.get((i, size), []))
-                extra = {label: values[MetricKey(variant.label, size, name)].value
-                         for name, label in EXTRA_METRICS if MetricKey(variant.label, size, name) in values}
-                repeats = info.repeats if info is not None else 1
-                gap, reasons = _gap_text(gaps)
-                if value is None and gap is None:
-                    gap, reasons = "no figure", [f"no figure: results.json has no {case_metric} at {size} B"]
-                cells_value = Cell(value, change, caches, upcalls, cores, per_core, oversubscribed, extra,
-                                   repeats=repeats, measured=max(repeats - len(gaps), 0) if value is not None else 0,
-                                   gap=gap, reasons=reasons)
-                fm.cells[(i, size)] = cells_value
+                fm.cells[(i, size)] = _cell(fm, i, size, metrics, values, points.get((i, size), []))
         fm.notes.extend(_baseline_notes(fm))
         fm.notes.extend(_gap_notes(fm))
         if any(c.oversubscribed for c in fm.cells.values()):
             fm.notes.append("figures marked * measure CPU contention (more busy pollers than CPUs, or one starved)")
         out.append(fm)
     return out
+
+
+def _chosen_baseline(case: str, variants: Sequence[Variant], baseline: Mapping[str, str] | None) -> int:
+    """The variant ``--baseline-variant`` names (exactly one), else the first."""
+    if not baseline:
+        return 0
+    chosen = [i for i, v in enumerate(variants) if _matches(v, baseline)]
+    if len(chosen) != 1:
+        names = "; ".join(v.short() for v in variants)
+        raise MatrixError(f"{case}: the baseline {dict(baseline)} matches {len(chosen)} variants (they are: {names})")
+    return chosen[0]
+
+
+def _cell(fm: FeatureMatrix, i: int, size: int, metrics: RunMetrics, values: Mapping[MetricKey, MetricValue],
+          points: Sequence[Mapping[str, Any]]) -> Cell:
+    """Variant ``i`` at ``size``: its figure and gain, its repeats' medians beside them
+    (``points``: the point of every repeat that measured the figure) and, where the
+    figure is missing in some repeat, why."""
+    variant = fm.variants[i]
+    info = metrics.test(variant.label)
+    value = values.get(MetricKey(variant.label, size, fm.metric))
+    ref = fm.baseline_of(size)
+    change = None
+    if ref is not None and i != ref and value is not None:
+        base = values[MetricKey(fm.variants[ref].label, size, fm.metric)]
+        change = compare_values(base.value, base.samples, base.uncertainty, value.value, value.samples,
+                                value.uncertainty, unit_of(fm.metric)[1])
+    caches, upcalls, cores, per_core, oversubscribed = _folded_point(points)
+    extra = {label: values[MetricKey(variant.label, size, name)].value
+             for name, label in EXTRA_METRICS if MetricKey(variant.label, size, name) in values}
+    repeats = info.repeats if info is not None else 1
+    gaps = info.gaps_of(size, fm.metric) if info is not None else []
+    gap, reasons = _gap_text(gaps)
+    if value is None and gap is None:
+        gap, reasons = "no figure", [f"no figure: results.json has no {fm.metric} at {size} B"]
+    return Cell(value, change, caches, upcalls, cores, per_core, oversubscribed, extra, repeats=repeats,
+                measured=max(repeats - len(gaps), 0) if value is not None else 0, gap=gap, reasons=reasons)
 
 
 def _baseline_notes(fm: FeatureMatrix) -> list[str]:
