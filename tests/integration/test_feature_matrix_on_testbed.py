@@ -37,6 +37,9 @@ def test_emc_and_smc_matrix_shows_in_the_cache_figures(tmp_path):
         assert shares[(0, smc)]["EMC"] == 0, shares        # EMC off
     assert shares[(0, True)]["SMC"] > 50, shares           # the SMC takes over ...
     assert shares[(0, False)]["megaflow"] > 50, shares     # ... or, without it, the dpcls
+    assert fm.baseline_of(64) == fm.baseline and not fm.notes[:1] == ["no gains"], fm.notes
     for i in range(4):
-        assert fm.cells[(i, 64)].value.value == pytest.approx(10000, rel=0.01)
+        cell = fm.cells[(i, 64)]
+        assert cell.value.value == pytest.approx(10000, rel=0.01) and cell.gap is None, cell
+        assert cell.switch_cores is not None and (i == fm.baseline or cell.change is not None)
     assert_nothing_left(outcome.run_id)

@@ -193,3 +193,35 @@ def test_extract_reads_the_fields_a_pvp_results_json_adds():
     assert "CPU oversubscribed" in switched.flags
     fields = figures.tests[0].fields
     assert fields["vnf"] == "testpmd" and fields["topology"]["vnf_count"] == 1 and fields["cpu_oversubscribed"]
+
+
+def _matrix_run(run_id: str, ndr: float | None) -> dict:
+    """One run of a matrix test (a label with brackets) whose NDR search found ``ndr`` or none."""
+    label = "rule_complexity[dut.rules=1000,vswitch.ovs_dpdk.smc_enable=True]"
+    point = {"name": "NDR", "throughput_fps": ndr, "lower_bound_fps": ndr, "upper_bound_fps": ndr and ndr * 1.01,
+             "valid": True if ndr else None, "regular": bool(ndr),
+             "irregular_reason": None if ndr else "time budget exhausted"}
+    notes = [] if ndr else ["NDR: no load passed (not even min_load 1000 fps)", "NDR: time budget exhausted"]
+    return {"run_id": run_id, "status": "complete", "tests": [{
+        "label": label, "testcase": "rule_complexity", "variant": {"dut.rules": 1000, "vswitch.ovs_dpdk.smc_enable": True},
+        "status": "complete", "frame_sizes": [{"frame_size_bytes": 64, "status": "complete", "points": [point],
+                                               "notes": notes}]}]}
+
+
+def test_a_figure_one_run_lacks_shows_why_and_matrix_labels_keep_their_brackets():
+    from rich.console import Console
+
+    from vsbench.cli import compare_cmd
+
+    runs = [run_metrics.extract(_matrix_run("aaa111", 2e5)), run_metrics.extract(_matrix_run("bbb222", None))]
+    comparison = compare.compare(runs)
+    ndr = next(row for row in comparison.rows if row.key.metric == "ndr_fps")
+    assert ndr.values[1] is None and ndr.gaps == [None, "no NDR"]
+    assert any(n.endswith("at 64 B in bbb222: no NDR: no load passed (not even min_load 1000 fps); "
+                          "time budget exhausted") for n in comparison.notes), comparison.notes
+    out = io.StringIO()
+    compare_cmd._print_table(comparison, Console(file=out, width=250, color_system=None))
+    text = out.getvalue()
+    line = next(line for line in text.splitlines() if " ndr_fps " in line)
+    # rich read "[dut.rules=...]" as markup and printed "rule_complexity" for every variant
+    assert "rule_complexity[dut.rules=1000,vswitch.ovs_dpdk.smc_enable=True]" in line and "no NDR" in line, text

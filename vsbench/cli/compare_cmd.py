@@ -12,6 +12,7 @@ import io
 import json
 from pathlib import Path
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vsbench.results import compare, compare_page, compare_scaling, writers
@@ -25,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "matrix (the variants of each testcase against one of them)")
     parser.add_argument("--baseline-variant", metavar="K=V[,K=V]",
                         help="one run: the variant the others are compared with (keys by full or last name, "
-                             "e.g. smc_enable=false); default: each matrix's first variant")
+                             "e.g. smc_enable=false); default: each matrix's first variant. One without a figure "
+                             "(skipped, no NDR) gives way to the first variant that has one; a note says so")
     parser.add_argument("--metric", action="append", metavar="NAME", default=[],
                         help="only this metric (repeatable), e.g. ndr_fps, latency_p99_ns")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
@@ -59,13 +61,14 @@ def terminal_table(comparison: compare.Comparison) -> Table:
         table.add_column("change", justify="right")
         table.add_column("significance", justify="left")
     for row in comparison.rows:
-        cells = [row.key.test, str(row.key.frame_size_bytes), row.key.metric, row.key.unit,
-                 _flagged(row.values[0])]
-        for value, change in zip(row.values[1:], row.changes[1:]):
+        gaps = row.gaps or [None] * len(row.values)
+        cells = [escape(row.key.test), str(row.key.frame_size_bytes), row.key.metric, row.key.unit,
+                 _flagged(row.values[0], gaps[0])]
+        for value, change, gap in zip(row.values[1:], row.changes[1:], gaps[1:]):
             kind = compare_page.bar_kind(change)
             style = {"better": "green", "worse": "red", "noise": "dim", "unknown": "yellow"}[kind]
             text = "-" if change is None or change.percent is None else f"{change.percent:+.2f} %"
-            cells += [_flagged(value), f"[{style}]{text}[/{style}]",
+            cells += [_flagged(value, gap), f"[{style}]{text}[/{style}]",
                       "-" if change is None else change.significance]
         table.add_row(*cells)
     return table
@@ -77,7 +80,7 @@ def scaling_tables(comparison: compare.Comparison) -> list[Table]:
     tables = []
     for curve in compare_scaling.curves(comparison):
         drops = [curve.drop_sentence(d) for d in curve.drops()]
-        table = Table(title=f"Scaling: {curve.title}", title_justify="left",
+        table = Table(title=escape(f"Scaling: {curve.title}"), title_justify="left",
                       caption="\n".join(drops) or None, caption_justify="left")
         table.add_column(curve.axis.plural.capitalize(), justify="right")
         for size in curve.frame_sizes():
@@ -112,14 +115,17 @@ def repeats_table(figures) -> Table | None:
     for m in repeated:
         spread = m.spread
         cv = "-" if spread["cv"] is None else f"{100 * spread['cv']:.2f} %"
-        table.add_row(m.key.test, str(m.key.frame_size_bytes), m.key.metric, f"{m.value:,.0f}",
+        table.add_row(escape(m.key.test), str(m.key.frame_size_bytes), m.key.metric, f"{m.value:,.0f}",
                       f"{spread['min']:,.0f}", f"{spread['max']:,.0f}", cv, str(spread["n"]), m.unit)
     return table
 
 
-def _flagged(value) -> str:
-    """The value, marked ``*`` when a validity flag qualifies it (listed under the table)."""
-    return compare_page.fmt_metric(value) + (" *" if value is not None and value.flags else "")
+def _flagged(value, gap: str | None = None) -> str:
+    """The value, marked ``*`` when a validity flag qualifies it (listed under the table);
+    a missing value's reason in a word (``skipped``, ``no NDR``; the notes say more)."""
+    if value is None and gap:
+        return f"[yellow]{escape(gap)}[/yellow]"
+    return escape(compare_page.fmt_metric(value)) + (" *" if value is not None and value.flags else "")
 
 
 def flag_notes(comparison: compare.Comparison) -> list[str]:
@@ -133,38 +139,60 @@ def flag_notes(comparison: compare.Comparison) -> list[str]:
 
 
 def matrix_table(fm) -> Table:
-    """A feature matrix (:mod:`vsbench.results.feature_matrix`) as one terminal table."""
+    """A feature matrix (:mod:`vsbench.results.feature_matrix`) as one terminal table. A
+    cell without a figure says why in a word (``skipped``, ``no NDR``; the reason is in
+    the notes), a figure fewer repeats gave than ran says how many (``2/3``)."""
     from vsbench.results import feature_matrix
 
-    base = fm.variants[fm.baseline]
-    table = Table(title=f"Feature matrix {fm.testcase}: {fm.metric} against {base.short()}", title_justify="left")
+    base = fm.variants[fm.effective_baseline()]
+    table = Table(title=escape(f"Feature matrix {fm.testcase}: {fm.metric} against {base.short()}"),
+                  title_justify="left")
     caches = feature_matrix.cache_columns(fm)
     extras = list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.extra))
     headline, scale = ("Mfps", 1e6) if fm.metric.endswith("_fps") else ("Gbit/s", 1.0)
+    per_core = fm.metric.endswith("_fps")
     headers = ["Variant", "Frame B", headline, "Gain", "Significance", *extras, *(f"{c} %" for c in caches),
-               "Upcalls", "Cores", "Mfps/core"]
+               *(["Upcalls"] if caches or per_core else []), "Cores", *(["Mfps/core"] if per_core else [])]
     for header in headers:
         table.add_column(header, justify="left" if header in ("Variant", "Significance") else "right")
     for i, size, cell in feature_matrix.ordered_cells(fm):
         value = cell.value
         mark = " *" if (value is not None and value.flags) or cell.oversubscribed else ""
-        shown = "-" if value is None else f"{value.value / scale:.4f}{mark}"
-        if i == fm.baseline:
+        if value is None:
+            shown = f"[yellow]{escape(cell.gap or '-')}[/yellow]"
+        else:
+            partial = f" ({cell.measured}/{cell.repeats})" if cell.measured < cell.repeats else ""
+            shown = f"{value.value / scale:.4f}{partial}{mark}"
+        if i == fm.baseline_of(size):
             gain, verdict = "baseline", ""
+        elif fm.baseline_of(size) is None or value is None:
+            gain, verdict = "-", ""
         else:
             kind = compare_page.bar_kind(cell.change)
             style = {"better": "green", "worse": "red", "noise": "dim", "unknown": "yellow"}[kind]
             pct = cell.change.percent if cell.change is not None else None
             gain = f"[{style}]{'-' if pct is None else f'{pct:+.1f} %'}[/{style}]"
             verdict = "" if cell.change is None else cell.change.significance
-        row = [fm.variants[i].short(), str(size), shown, gain, verdict]
+        row = [escape(fm.variants[i].short()), str(size), shown, gain, verdict]
         row += [f"{cell.extra[e]:,.3g}" if e in cell.extra else "-" for e in extras]
         row += [f"{cell.cache_percent[c]:.1f}" if c in cell.cache_percent else "-" for c in caches]
-        row += ["-" if cell.upcalls is None else f"{cell.upcalls:,.0f}",
-                "-" if cell.switch_cores is None else f"{cell.switch_cores:.2f}",
-                "-" if cell.fps_per_core is None else f"{cell.fps_per_core / 1e6:.3f}"]
+        if caches or per_core:
+            row.append("-" if cell.upcalls is None else f"{cell.upcalls:,.0f}")
+        row.append("-" if cell.switch_cores is None else f"{cell.switch_cores:.2f}")
+        if per_core:
+            row.append("-" if cell.fps_per_core is None else f"{cell.fps_per_core / 1e6:.3f}")
         table.add_row(*row)
     return table
+
+
+def matrix_flag_notes(fm) -> list[str]:
+    """What each ``*`` of a matrix stands for: the flags of the figures it marks."""
+    found: dict[str, list[str]] = {}
+    for (i, size), cell in sorted(fm.cells.items(), key=lambda item: (item[0][1], item[0][0])):
+        if cell.value is not None and cell.value.flags:
+            found.setdefault(", ".join(cell.value.flags), []).append(
+                fm.variants[i].short() + (f" at {size} B" if len(fm.frame_sizes) > 1 else ""))
+    return [f"* {flags}: {'; '.join(where)}" for flags, where in found.items()]
 
 
 def print_matrices(matrices, out: Console) -> None:
@@ -172,6 +200,8 @@ def print_matrices(matrices, out: Console) -> None:
         out.print(matrix_table(fm))
         for note in fm.notes:
             out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        for note in matrix_flag_notes(fm):
+            out.print(note, markup=False, highlight=False, soft_wrap=True)
 
 
 def load_matrices(run_dir: Path, baseline: str | None):
@@ -206,10 +236,12 @@ def run_matrix(args: argparse.Namespace, out: Console) -> int:
     elif args.format == "csv":
         buffer = io.StringIO()
         rows = [dict(row, testcase=doc["testcase"], variant=json.dumps(row["variant"], sort_keys=True),
-                     cache_hit_percent=json.dumps(row["cache_hit_percent"], sort_keys=True), flags="; ".join(row["flags"]))
+                     cache_hit_percent=json.dumps(row["cache_hit_percent"], sort_keys=True), flags="; ".join(row["flags"]),
+                     extra=json.dumps(row["extra"], sort_keys=True), reasons="; ".join(row["reasons"]))
                 for doc in (feature_matrix.to_json(fm) for fm in found) for row in doc["rows"]]
-        writer = csv.DictWriter(buffer, fieldnames=["testcase", *[k for k in rows[0] if k != "testcase"]],
-                                lineterminator="\n")
+        # matrices of several testcases have different headline columns (ndr_fps, tcp_gbps)
+        fields = list(dict.fromkeys(k for row in rows for k in row if k != "testcase"))
+        writer = csv.DictWriter(buffer, fieldnames=["testcase", *fields], lineterminator="\n")
         writer.writeheader()
         for row in rows:
             writer.writerow({k: writers._cell(v) for k, v in row.items()})
@@ -271,7 +303,7 @@ def _print_table(comparison: compare.Comparison, out: Console) -> None:
         for name in names:
             table.add_column(name)
         for d in diffs:
-            table.add_row(d.scope, d.name, *("-" if v is None else str(v) for v in d.values))
+            table.add_row(escape(d.scope), d.name, *("-" if v is None else escape(str(v)) for v in d.values))
         out.print(table)
     for note in flag_notes(comparison):
         out.print(note, markup=False, highlight=False, soft_wrap=True)

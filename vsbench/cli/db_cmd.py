@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vsbench.results import report_data, trend_page, writers
@@ -99,7 +100,7 @@ def _show(args: argparse.Namespace, store: Store, out: Console) -> int:
         table.add_column(header, justify="right" if header in ("Frame B", "Value") else "left")
     for m in figures.metrics:
         interval = m.uncertainty
-        table.add_row(m.key.test, str(m.key.frame_size_bytes), m.key.metric, m.unit, fmt_metric(m),
+        table.add_row(escape(m.key.test), str(m.key.frame_size_bytes), m.key.metric, m.unit, fmt_metric(m),
                       "-" if interval is None else f"{interval.low:,.0f} .. {interval.high:,.0f} ({m.basis})",
                       ", ".join(m.flags) or "-")
     out.print(table)
@@ -111,7 +112,7 @@ def _trend(args: argparse.Namespace, store: Store, out: Console) -> int:
     if not points:
         raise StoreError(f"no stored run of {args.test!r} has {args.metric}"
                          + (f" at {args.frame_size} B" if args.frame_size else ""))
-    table = Table(title=f"{args.metric} of {args.test}", title_justify="left")
+    table = Table(title=escape(f"{args.metric} of {args.test}"), title_justify="left")
     for header in ("Started (UTC)", "Run", "vSwitch", "Frame B", args.metric, "Flags"):
         table.add_column(header, justify="right" if header in ("Frame B", args.metric) else "left")
     for p in points:

@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read default configuration from DIR instead of the installed one")
     parser.add_argument("--baseline-variant", metavar="K=V[,K=V]",
                         help="a matrix (--test-params lists) ends with one table of every variant's gain over "
-                             "this one, e.g. smc_enable=false (default: the first variant)")
+                             "this one, e.g. smc_enable=false (default: the first variant; one without a "
+                             "figure gives way to the first that has one, and a note says so)")
     parser.add_argument("--repeat", type=int, default=1, metavar="K",
                         help="run every testcase K times (median and spread are reported; compare uses them)")
     ci = parser.add_argument_group("CI gates (exit 3 when one fails)")

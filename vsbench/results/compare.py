@@ -32,6 +32,9 @@ class Row:
     key: MetricKey
     values: list[MetricValue | None]
     changes: list[Change | None]
+    #: Why run i lacks the figure, in a word or two (``skipped``, ``no NDR``), where its
+    #: results say; the full reason is among the comparison's notes.
+    gaps: list[str | None] = field(default_factory=list)
 
 
 @dataclass
@@ -136,7 +139,7 @@ def align(run: RunMetrics, baseline: RunMetrics) -> tuple[RunMetrics, list[str]]
         if t.label in mapping:
             fields = dict(t.fields)
             fields.setdefault("testcase", t.label)
-            tests.append(TestInfo(mapping[t.label], t.repeats, fields, list(t.statuses)))
+            tests.append(TestInfo(mapping[t.label], t.repeats, fields, list(t.statuses), list(t.gaps)))
     metrics = [MetricValue(MetricKey(mapping[m.key.test], m.key.frame_size_bytes, m.key.metric), list(m.samples),
                            m.interval, m.basis, list(m.flags)) for m in run.metrics if m.key.test in mapping]
     aligned = RunMetrics(list(run.run_ids), run.started_at, run.status, run.vsbench_version, dict(run.sut),
@@ -177,7 +180,8 @@ def compare(runs: Sequence[RunMetrics], metrics: Sequence[str] | None = None) ->
                 other.value if other else None, other.samples if other else [],
                 other.uncertainty if other else None, unit_of(key.metric)[1]))
         rows.append(Row(key, values, changes))
-    comparison = Comparison(list(runs), rows, differences(runs), list(pairing))
+    gap_notes = _gaps(runs, rows)
+    comparison = Comparison(list(runs), rows, differences(runs), list(pairing) + gap_notes)
     for label in test_order:
         missing = [r.name for r in runs if r.test(label) is None]
         if missing:
@@ -186,6 +190,28 @@ def compare(runs: Sequence[RunMetrics], metrics: Sequence[str] | None = None) ->
         comparison.notes.append("deployments differ in switching operations: *_switched_fps rows are throughput x "
                                 "switching operations (ONP 2.1 section 5.2), the figure comparable across topologies")
     return comparison
+
+
+def _gaps(runs: Sequence[RunMetrics], rows: list[Row]) -> list[str]:
+    """Fill each row's ``gaps`` where a run has the test but not the figure, and return one
+    note per reason (naming the runs, tests and frame sizes it concerns)."""
+    grouped: dict[str, list[str]] = {}
+    for row in rows:
+        row.gaps = [None] * len(runs)
+        for i, (run, value) in enumerate(zip(runs, row.values)):
+            info = run.test(row.key.test)
+            if value is not None or info is None:
+                continue
+            found = info.gaps_of(row.key.frame_size_bytes, row.key.metric)
+            if not found:
+                continue
+            kinds = list(dict.fromkeys(g.kind for g in found))
+            row.gaps[i] = kinds[0] if len(kinds) == 1 else "no figure"
+            for reason in dict.fromkeys(f"{g.kind}: {g.reason}" for g in found):
+                where = f"{row.key.test} at {row.key.frame_size_bytes} B in {run.name}"
+                if where not in grouped.setdefault(reason, []):
+                    grouped[reason].append(where)
+    return [f"{'; '.join(where)}: {reason}" for reason, where in grouped.items()]
 
 
 def to_json(comparison: Comparison) -> dict[str, Any]:

@@ -23,6 +23,10 @@ Repeats of one test (``--repeat K``; equal labels) become the samples of one
 :class:`MetricValue`, whose value is their median. A single measurement carries its own
 interval where one exists: the search's bounds of a throughput, or a 95 % interval over
 the probes of a latency trial.
+
+A figure a test should have had but did not (a skipped or failed frame size, a search that
+found no NDR) is a :class:`Gap` of its :class:`TestInfo`, one per repeat, with the reason
+results.json gives: tables show that reason instead of an empty cell.
 """
 
 from __future__ import annotations
@@ -128,9 +132,36 @@ class MetricValue:
         return mean_interval(self.samples) if len(self.samples) >= 2 else self.interval
 
 
+#: A gap's metric when every figure of the frame size is missing (skipped, failed, not run).
+ALL_METRICS = "*"
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Why one repeat of a test has no ``metric`` at ``frame_size_bytes``: ``kind`` is a
+    word or two for a table cell (``skipped``, ``failed``, ``not run``, ``no NDR``) and
+    ``reason`` the sentence results.json gives."""
+
+    frame_size_bytes: int
+    metric: str
+    kind: str
+    reason: str
+
+    def covers(self, frame_size_bytes: int, metric: str) -> bool:
+        """Whether this gap explains ``metric``: its own, every metric (``*``), or one
+        derived from a missing throughput (``ndr_fps`` -> ``ndr_switched_fps``,
+        ``ndr_fps_per_core``)."""
+        if self.frame_size_bytes != frame_size_bytes:
+            return False
+        if self.metric in (metric, ALL_METRICS):
+            return True
+        return self.metric.endswith("_fps") and metric.startswith(self.metric[:-len("fps")])
+
+
 @dataclass
 class TestInfo:
-    """One test of a run (repeats merged): its label, what ran, and how often."""
+    """One test of a run (repeats merged): its label, what ran, how often, and the figures
+    that some repeat could not give (``gaps``, one per repeat and frame size)."""
 
     __test__ = False
 
@@ -138,6 +169,11 @@ class TestInfo:
     repeats: int
     fields: dict[str, Any]
     statuses: list[str]
+    gaps: list[Gap] = field(default_factory=list)
+
+    def gaps_of(self, frame_size_bytes: int, metric: str) -> list[Gap]:
+        """The repeats' reasons for lacking ``metric`` at that frame size."""
+        return [g for g in self.gaps if g.covers(frame_size_bytes, metric)]
 
 
 @dataclass
@@ -307,6 +343,33 @@ def _frame_metrics(fs: Mapping[str, Any], trials: Mapping[int, TrialRecord]) -> 
                frames if len(frames) >= 2 else None)
 
 
+def _frame_gaps(test: Mapping[str, Any], fs: Mapping[str, Any], size: int) -> list[Gap]:
+    """Why figures of this frame size are missing: the whole frame size (skipped, failed,
+    not run: every metric), or a search goal without a throughput (``no NDR``)."""
+    status = fs.get("status")
+    notes = [str(n) for n in fs.get("notes") or []]
+    if status == "not-run":
+        skipped = next((n for n in notes if n.startswith("skipped:")), None)
+        if skipped is not None:
+            return [Gap(size, ALL_METRICS, "skipped", skipped[len("skipped:"):].strip())]
+        error = test.get("error")
+        if test.get("status") == "failed":
+            return [Gap(size, ALL_METRICS, "test failed", str(error or "the test failed before this frame size"))]
+        return [Gap(size, ALL_METRICS, "not run", str(error or "frame size not run"))]
+    if status in ("failed", "interrupted", "running", "pending"):
+        return [Gap(size, ALL_METRICS, str(status), str(fs.get("error") or f"frame size {status}"))]
+    gaps = []
+    for point in fs.get("points") or []:
+        if not isinstance(point, Mapping) or _num(point.get("throughput_fps")) is not None:
+            continue
+        name = str(point.get("name"))
+        said = [n[len(name) + 2:] for n in notes if n.startswith(f"{name}: ")]
+        if not said and point.get("irregular_reason"):
+            said = [str(point["irregular_reason"])]
+        gaps.append(Gap(size, f"{metric_slug(name)}_fps", f"no {name}", "; ".join(said) or "no throughput found"))
+    return gaps
+
+
 def _test_fields(test: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: test.get(k) for k in TEST_FIELDS if test.get(k) not in (None, "", [], {})}
     vnf = config.get("vnf") if isinstance(config.get("vnf"), Mapping) else {}
@@ -336,6 +399,7 @@ def extract(results: Mapping[str, Any], sysinfo: Mapping[str, Any] | None = None
             size = fs.get("frame_size_bytes")
             if not isinstance(size, int):
                 continue
+            info.gaps.extend(_frame_gaps(test, fs, size))
             for metric, value, interval, basis, flags, rep_samples in _frame_metrics(fs, by_index):
                 key = MetricKey(label, size, metric)
                 samples = rep_samples or [value]
@@ -373,8 +437,9 @@ def pool(runs: Sequence[RunMetrics]) -> RunMetrics:
             if t.label in tests:
                 tests[t.label].repeats += t.repeats
                 tests[t.label].statuses += t.statuses
+                tests[t.label].gaps += t.gaps
             else:
-                tests[t.label] = TestInfo(t.label, t.repeats, dict(t.fields), list(t.statuses))
+                tests[t.label] = TestInfo(t.label, t.repeats, dict(t.fields), list(t.statuses), list(t.gaps))
         for m in run.metrics:
             if m.key in metrics:
                 metrics[m.key].samples.extend(m.samples)

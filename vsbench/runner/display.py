@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -82,7 +83,7 @@ class RunDisplay:
                            highlight=False)
 
     def plan_started(self, index: int, total: int, label: str, description: str) -> None:
-        self.console.rule(f"[{index + 1}/{total}] {label}")
+        self.console.rule(f"[{index + 1}/{total}] {escape(label)}")
         if description:
             self.console.print(description.strip(), style="dim", highlight=False)
 
@@ -92,7 +93,7 @@ class RunDisplay:
     def frame_size_started(self, label: str, frame_size_bytes: int, traffic_type: str,
                            max_load_fps: float | None) -> None:
         self.close_progress()
-        self._label = f"{label} {frame_size_bytes} B"
+        self._label = f"{escape(label)} {frame_size_bytes} B"
         self._trials_in_frame_size = 0
         self._progress = Progress(
             SpinnerColumn(),
@@ -205,7 +206,7 @@ class RunDisplay:
     def tcp_table(test: TestResult) -> Table:
         """A TCP workload's plan: report 5's columns."""
         flag = " [CPU oversubscribed]" if test.cpu_oversubscribed else ""
-        table = Table(title=f"{test.label} (tcp, {test.vswitch}, {test.trafficgen}){flag}", title_justify="left")
+        table = Table(title=f"{escape(test.label)} (tcp, {test.vswitch}, {test.trafficgen}){flag}", title_justify="left")
         for header in ("Frame B", "Gbit/s", "Retransmits", "Sender CPU %", "Receiver CPU %", "Switch cores",
                        "Cores/(Gbit/s)", "RTT mean us", "Runs", "Status"):
             table.add_column(header, justify="left" if header == "Status" else "right")
@@ -239,7 +240,7 @@ class RunDisplay:
         shape = f", {topology} x{test.switching_operations} switching ops" if topology and test.vnf not in ("", "none") else ""
         vnf = f", {test.vnf}" if test.vnf not in ("", "none") else ""
         flag = " [CPU oversubscribed]" if test.cpu_oversubscribed else ""
-        table = Table(title=f"{test.label} ({test.traffic_type}, {test.vswitch}{vnf}, {test.trafficgen}{shape}) {goal}{flag}".strip(),
+        table = Table(title=f"{escape(test.label)} ({test.traffic_type}, {test.vswitch}{vnf}, {test.trafficgen}{shape}) {goal}{flag}".strip(),
                       title_justify="left")
         for header in ("Frame B", "Throughput fps", *(f"{name} fps" for name in others), "L1 Mbps", "L2 Mbps",
                        "% line rate", "Loss", "Lat min", "Lat avg", "Lat max",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from vsbench.results import scaling, switch_figures
@@ -54,7 +55,7 @@ def scaling_tables(results: RunResults) -> list[Table]:
     tables = []
     for curve in scaling.curves(tests):
         setup = curve.has_setup()
-        table = Table(title=f"{curve.title}: {curve.axis_label} versus {curve.goal} frame rate",
+        table = Table(title=escape(f"{curve.title}: {curve.axis_label} versus {curve.goal} frame rate"),
                       title_justify="left",
                       caption="\n".join(scaling.drop_sentence(curve, d) for d in scaling.drops(curve)) or None,
                       caption_justify="left")
@@ -66,7 +67,9 @@ def scaling_tables(results: RunResults) -> list[Table]:
             table.add_column(header, justify="left" if header in ("Datapath", "Status") else "right")
         for size, points in sorted(curve.series.items()):
             for p in points:
-                flags = [p.status] + (["irregular"] if p.regular is False else []) + (
+                # a search that found nothing says so (the figure cell alone is a dash)
+                missing = [f"no {p.goal}"] if p.throughput_fps is None and p.status == "complete" else []
+                flags = [p.status] + missing + (["irregular"] if p.regular is False else []) + (
                     ["CPU oversubscribed"] if p.oversubscribed else [])
                 row = [f"{p.count:,}", str(size), switch_figures.fmt_mpps(p.throughput_fps),
                        switch_figures.fmt_cores(p.switch_cores), switch_figures.fmt_mpps(p.fps_per_core)]
