@@ -174,3 +174,71 @@ def test_pvp_family_configures_every_vnf_with_the_profile_it_sends():
     sent = profile(flows=10)
     assert deployment.profile(sent) is sent
     assert [v.seen for v in deployment.vnfs] == [[sent], [sent]]
+
+
+# ---------------------------------------------------------------- veth ends (net_af_packet)
+
+def l3fwd_on(tmp_path, settings=None, netns="vsb-abc123-dut"):
+    from vsbench.interfaces import PluginContext, ResourceStack
+
+    return L3fwd(PluginContext(run_id="abc123", settings=settings or {}, log_dir=tmp_path, resources=ResourceStack(),
+                               dut_netns=netns, work_dir=tmp_path))
+
+
+def veth_ports(*names, peer_macs=("02:00:00:00:01:00", "02:00:00:00:01:01")):
+    from vsbench.interfaces import PortSpec, SwitchPort
+
+    return [SwitchPort(name=name, number=i, spec=PortSpec(kind="physical", name=name, iface=name,
+                                                          options={"peer_mac": peer_macs[i]}))
+            for i, name in enumerate(names)]
+
+
+def test_veth_ends_are_net_af_packet_ports_in_port_order(tmp_path):
+    """A switch without vhost-user (linux_bridge, the conformance kit) gives l3fwd veth ends:
+    one net_af_packet vdev each, numbered as the ports are, frames addressed to the peers."""
+    vnf = l3fwd_on(tmp_path)
+    vnf.ports = veth_ports("vsb-abc123-ve0", "vsb-abc123-ve1")
+    vdevs = vnf._vdevs()
+    assert [v.split(",")[:2] for v in vdevs] == [["--vdev=net_af_packet0", "iface=vsb-abc123-ve0"],
+                                                  ["--vdev=net_af_packet1", "iface=vsb-abc123-ve1"]]
+    assert vnf._eth_dest() == ["02:00:00:00:01:00", "02:00:00:00:01:01"]
+    assert "physical" in L3fwd.port_kinds and "vhostuser" in L3fwd.port_kinds
+
+
+def test_an_interface_name_a_device_argument_cannot_carry_is_one_line(tmp_path):
+    vnf = l3fwd_on(tmp_path)
+    vnf.ports = veth_ports("a,iface=b", "ve1")
+    from vsbench.interfaces import PluginError
+
+    with pytest.raises(PluginError, match="not an interface name") as info:
+        vnf._vdevs()
+    assert "\n" not in str(info.value)
+
+
+def test_a_veth_end_that_is_not_there_is_refused_at_start_in_one_line(tmp_path, monkeypatch):
+    """l3fwd starts only at configure(): without this check start() would accept a missing
+    interface, reserve hugepages, and the EAL would fail later."""
+    from vsbench.interfaces import PluginError
+    from vsbench_plugins.vnf.l3fwd import plugin
+
+    asked = []
+    monkeypatch.setattr(plugin, "list_links", lambda netns: asked.append(netns) or ["vsb-abc123-ve0", "lo"])
+    vnf = l3fwd_on(tmp_path)
+    with pytest.raises(PluginError) as info:
+        vnf.start(veth_ports("vsb-abc123-ve0", "vsb-abc123-nx1"))
+    assert str(info.value) == "l3fwd: no interface vsb-abc123-nx1 to attach net_af_packet to"
+    assert asked == ["vsb-abc123-dut"] and vnf.ports == [] and not list(tmp_path.glob("vsb-abc123-l3fwd*"))
+    vnf.stop()
+
+
+def test_ports_of_two_kinds_or_veth_to_a_vm_are_refused(tmp_path, monkeypatch):
+    from vsbench.interfaces import PluginError, PortSpec, SwitchPort
+    from vsbench_plugins.vnf.l3fwd import plugin
+
+    monkeypatch.setattr(plugin, "list_links", lambda netns: ["ve0", "ve1"])
+    vhost = SwitchPort(name="vh0", number=0, spec=PortSpec(kind="vhostuser", name="vh0", socket_path=tmp_path / "s"))
+    with pytest.raises(PluginError, match="two vhost-user ports or to two kernel interfaces"):
+        l3fwd_on(tmp_path).start([vhost, veth_ports("ve0", "ve1")[1]])
+    with pytest.raises(PluginError, match="in a VM attaches to vhost-user ports only"):
+        l3fwd_on(tmp_path, {"mode": "vm"}).start(veth_ports("ve0", "ve1"))
+

@@ -1,5 +1,5 @@
 """What a DPDK application that vsbench starts needs around it: its own hugepages, its
-vhost-user ports, and its counters read through DPDK's telemetry socket.
+vhost-user or ``net_af_packet`` ports, and its counters read through DPDK's telemetry socket.
 
 A VNF plugin (testpmd, l3fwd) calls :func:`prepare_memory` before starting the program:
 hugepages are reserved for exactly what it asks (plus nothing), mounted privately under the
@@ -11,6 +11,7 @@ recorded for ``vsbench cleanup`` if the run is killed.
 from __future__ import annotations
 
 import json
+import re
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,9 @@ from vsbench.system.resources import ResourceStack
 
 DPDK_RUNTIME_ROOT = Path("/var/run/dpdk")
 HUGEPAGE_RECORD = "hugepages.json"
+#: A kernel interface name (at most 15 characters) without the ',' and '=' that would split
+#: a DPDK device argument.
+IFACE_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,15}$")
 
 
 class DpdkAppError(Exception):
@@ -68,6 +72,16 @@ def virtio_user_vdevs(socket_paths: Sequence[Path], queues: int = 1, queue_size:
     for index, path in enumerate(socket_paths):
         args.append(f"--vdev=net_virtio_user{index},path={path},queues={queues},queue_size={queue_size}")
     return args
+
+
+def af_packet_vdev(index: int, iface: str, *, framecnt: int = 2048, blocksz: int = 4096,
+                   framesz: int = 2048) -> str:
+    """The ``--vdev`` argument of one ``net_af_packet`` port on kernel interface ``iface``
+    (a veth end, for a switch without vhost-user): packet-mmap rings, the qdisc bypassed."""
+    if not IFACE_RE.match(iface):
+        raise DpdkAppError(f"{iface!r} is not an interface name a DPDK device argument can carry")
+    return (f"--vdev=net_af_packet{index},iface={iface},qpairs=1,blocksz={int(blocksz)},"
+            f"framesz={int(framesz)},framecnt={int(framecnt)},qdisc_bypass=1")
 
 
 def telemetry_socket(file_prefix: str, runtime_root: Path = DPDK_RUNTIME_ROOT) -> Path:

@@ -1,7 +1,8 @@
-"""l3fwd: DPDK's L3 forwarding example as a VNF, on the switch's vhost-user ports.
+"""l3fwd: DPDK's L3 forwarding example as a VNF, on the switch's vhost-user ports or veth ends.
 
 As a host process (``mode: process``, the default) l3fwd attaches to each vhost-user
-socket with ``net_virtio_user``; in a VM (``mode: vm``) the VM's virtio NICs sit on those
+socket with ``net_virtio_user``, or to each kernel interface (the VNF's end of a veth
+pair, for a switch without vhost-user) with ``net_af_packet``; in a VM (``mode: vm``) the VM's virtio NICs sit on those
 sockets and l3fwd runs in the guest, driven over its serial console. Either way:
 
 * the binary is built once from Debian's DPDK example sources (:mod:`.build`), cached;
@@ -32,6 +33,7 @@ from vsbench.interfaces import commands
 from vsbench.interfaces.host import cpu as host_cpu
 from vsbench.interfaces.host import dpdk_app as dpdk
 from vsbench.interfaces.host import vm
+from vsbench.interfaces.host.netlink import NetlinkError, list_links
 
 from vsbench_plugins.vnf.l3fwd import build, command, routes
 
@@ -80,16 +82,17 @@ def with_defaults(settings: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class L3fwd(Vnf):
-    """DPDK l3fwd on vhost-user ports, as a process or in a VM."""
+    """DPDK l3fwd on vhost-user ports or veth ends, as a process or in a VM."""
 
-    description: ClassVar[str] = "DPDK l3fwd (LPM or exact match) on vhost-user ports, process or VM"
+    description: ClassVar[str] = "DPDK l3fwd (LPM or exact match) on vhost-user ports or veth ends, process or VM"
     api_version: ClassVar[str] = API_VERSION
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     #: a VM boots under TCG in start() (~10-60 s on a loaded 2-core host) and l3fwd starts
     #: in it at configure(); both get more than the run's default deadlines
     deadlines_s: ClassVar[dict[str, float]] = {"start": 900.0, "configure": 900.0}
-    #: the deployments' question: which switch ports l3fwd attaches to
-    port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser",)
+    #: the deployments' question: which switch ports l3fwd attaches to (kernel interfaces
+    #: through net_af_packet, as a host process only)
+    port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser", "physical")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -124,7 +127,7 @@ class L3fwd(Vnf):
         if cfg["mode"] == "vm":
             missing += [Prerequisite(what, remedy) for what, remedy in vm.missing_prerequisites()]
         else:
-            for driver in ("librte_net_virtio.so.23", "librte_bus_vdev.so.23"):
+            for driver in ("librte_net_virtio.so.23", "librte_net_af_packet.so.23", "librte_bus_vdev.so.23"):
                 if not (Path("/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0") / driver).exists():
                     package = driver.split(".so")[0].replace("_", "-") + "23"
                     missing.append(Prerequisite(f"DPDK driver {driver}", f"apt-get install {package}"))
@@ -156,9 +159,7 @@ class L3fwd(Vnf):
         self.context.resources.register("vnf l3fwd", self.stop)
         if len(ports) != 2:
             raise PluginError(f"l3fwd forwards between one pair of ports; got {len(ports)}")
-        for port in ports:
-            if port.spec.kind != "vhostuser" or port.spec.socket_path is None:
-                raise PluginError(f"l3fwd needs vhost-user ports with a socket; {port.name} is {port.spec.kind}")
+        self._check_ports(ports)
         self.ports = list(ports)
         if self.cfg["binary"]:
             self.built = None
@@ -188,6 +189,30 @@ class L3fwd(Vnf):
     def stop(self) -> None:
         self.stack.close()
 
+    def _check_ports(self, ports: Sequence[SwitchPort]) -> None:
+        """Both ports vhost-user sockets, or both kernel interfaces present in the DUT's
+        namespace (process mode): a missing one is refused here, before hugepages are
+        reserved, rather than at configure(), where l3fwd first starts and its EAL fails."""
+        kinds = {port.spec.kind for port in ports}
+        if kinds == {"vhostuser"}:
+            for port in ports:
+                if port.spec.socket_path is None:
+                    raise PluginError(f"l3fwd: vhost-user port {port.name} has no socket")
+            return
+        if kinds != {"physical"} or any(not port.spec.iface or port.spec.pci for port in ports):
+            raise PluginError("l3fwd attaches to two vhost-user ports or to two kernel interfaces; got "
+                              + ", ".join(f"{p.name} ({p.spec.kind})" for p in ports))
+        if self.cfg["mode"] == "vm":
+            raise PluginError("l3fwd in a VM attaches to vhost-user ports only; this switch offers kernel "
+                              "interfaces (use vnf.l3fwd.mode: process, or a switch with vhost-user)")
+        try:
+            present = set(list_links(self.context.dut_netns))
+        except NetlinkError as exc:
+            raise PluginError(f"l3fwd: cannot list the interfaces of the DUT namespace: {exc}") from None
+        missing = [str(port.spec.iface) for port in ports if port.spec.iface not in present]
+        if missing:
+            raise PluginError(f"l3fwd: no interface {', '.join(missing)} to attach net_af_packet to")
+
     # ------------------------------------------------------------------ process mode
 
     def _memory_mb(self) -> int:
@@ -216,8 +241,16 @@ class L3fwd(Vnf):
         lcore = int(self.cfg["lcore_cpu"])
         self.argv = command.process_argv(
             binary, lcore=lcore, memory_args=self.memory.eal_args(),
-            vdevs=dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports]),
-            app=self._app_args(str(self.run_dir), lcore))
+            vdevs=self._vdevs(), app=self._app_args(str(self.run_dir), lcore))
+
+    def _vdevs(self) -> list[str]:
+        """One vdev per port, in port order (DPDK numbers them as they are given)."""
+        if self.ports[0].spec.kind == "vhostuser":
+            return dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports])
+        try:
+            return [dpdk.af_packet_vdev(index, str(p.spec.iface)) for index, p in enumerate(self.ports)]
+        except dpdk.DpdkAppError as exc:
+            raise PluginError(f"l3fwd: {exc}") from None
 
     def _launch_process(self) -> None:
         assert self.run_dir is not None and self.tables is not None
