@@ -2,7 +2,8 @@
 
 Each plugin is checked the way a vendor's is (``vsbench conformance``'s suites, the kit's
 own netns testbed): the switches linux_bridge and ovs_dpdk, the VNF vrouter (given routes to
-the kit's testbed, as its deployment gives them), testpmd on net_af_packet, the placeholder
+the kit's testbed, as its deployment gives them), testpmd and l3fwd on net_af_packet (l3fwd
+routing the kit's frames by the routes it builds from the kit's profile), the placeholder
 VNF none, and trafgen against the kit's reference DUT. ovs_kernel and ovs_tc need kernel modules this kernel lacks
 (their class checks still run; the kernel lab runs them for real); ``external`` manages no
 DUT, so only its class is checked.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 
 import pytest
 
@@ -99,6 +101,34 @@ class TestTestpmd(VnfConformance):
     def conformance_vnf(self):
         return VnfTarget(name="testpmd", plugin=plugins.load("vnf", "testpmd"), settings=settings("vnf", "testpmd"),
                          to_port_mac=False)
+
+
+def dpdk_leftovers(prefix_glob: str):
+    """A leak check for a DPDK VNF: runtime directories (its file prefix) that appeared and
+    hugepages not given back, measured against now."""
+    runtime = Path("/var/run/dpdk")
+    pages = Path("/proc/sys/vm/nr_hugepages")
+    runtime_before, pages_before = set(runtime.glob(prefix_glob)), int(pages.read_text())
+
+    def check() -> list[str]:
+        found = [f"DPDK runtime directory {d}" for d in sorted(set(runtime.glob(prefix_glob)) - runtime_before)]
+        if int(pages.read_text()) != pages_before:
+            found.append(f"nr_hugepages {pages.read_text().strip()}, was {pages_before}")
+        return found
+
+    return check
+
+
+class TestL3fwd(VnfConformance):
+    """l3fwd as the pvp family runs it on a Linux bridge: net_af_packet on the VNF's ends of
+    veth pairs, LPM routes built by its configure() from the kit's profile (the kit's frames
+    are addressed to the l3fwd port they enter; l3fwd addresses what it routes to the peer
+    port's MAC, the generator port it faces)."""
+
+    @pytest.fixture
+    def conformance_vnf(self):
+        return VnfTarget(name="l3fwd", plugin=plugins.load("vnf", "l3fwd"), settings=settings("vnf", "l3fwd"),
+                         to_port_mac=True, leak_check=dpdk_leftovers("vsb*l3f*"))
 
 
 class TestNoVnf(VnfConformance):

@@ -242,3 +242,19 @@ def test_ports_of_two_kinds_or_veth_to_a_vm_are_refused(tmp_path, monkeypatch):
     with pytest.raises(PluginError, match="in a VM attaches to vhost-user ports only"):
         l3fwd_on(tmp_path, {"mode": "vm"}).start(veth_ports("ve0", "ve1"))
 
+
+def test_the_conformance_kits_profile_is_routed_back_to_the_kit():
+    """What the kit gives configure(): each direction's destination routed out of the port
+    the kit receives it on, addressed to the l3fwd port it enters."""
+    from vsbench.conformance.bench import KitTestbed
+    from vsbench.system.resources import ResourceStack
+    from vsbench.system.testbed import Testbed, TestbedLink
+
+    links = tuple(TestbedLink(index=i, tg_iface=f"tg{i}", tg_mac=f"02:00:00:00:01:0{i}", tg_ip=f"10.9.{i}.1",
+                              dut_iface=f"dut{i}", dut_mac=f"02:00:00:00:02:0{i}") for i in (0, 1))
+    kit = KitTestbed(Testbed("abc123", "tg", "dut", links), ResourceStack())
+    sent = kit.profile(FlowFields(), to="port")
+    assert (sent.fields.dst_mac, sent.reverse_fields.dst_mac) == ("02:00:00:00:02:00", "02:00:00:00:02:01")
+    assert (sent.fields.src_mac, sent.reverse_fields.src_mac) == ("02:00:00:00:01:00", "02:00:00:00:01:01")
+    assert routes.lpm_tables(sent).ipv4 == ("R10.1.0.1/32 1", "R10.0.0.1/32 0")
+    assert routes.em_tables(sent).ipv4 == ("R10.1.0.1 10.0.0.1 1024 1024 17 1", "R10.0.0.1 10.1.0.1 1024 1024 17 0")

@@ -9,6 +9,7 @@ the plugin is gone.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 import os
@@ -17,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vsbench.interfaces.traffic import FlowFields
+from vsbench.interfaces.traffic import FlowFields, TrafficProfile
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.system import commands, naming
 from vsbench.system.netlink import list_links
@@ -100,8 +101,30 @@ class KitTestbed:
         return [PortSpec(kind="physical", name=link.dut_iface, iface=link.dut_iface) for link in self.testbed.links]
 
     def vnf_ports(self) -> list[SwitchPort]:
-        """The DUT ends as the ports a VNF forwards between (pair 0 <-> 1)."""
-        return [SwitchPort(name=spec.name, number=i, spec=spec) for i, spec in enumerate(self.port_specs())]
+        """The DUT ends as the ports a VNF forwards between (pair 0 <-> 1), with the options
+        a deployment gives a VNF's veth ends: ``peer_mac``, the generator port each one faces
+        (where a VNF that rewrites MACs, l3fwd, addresses what leaves it), and ``vnf_mac``,
+        its own."""
+        return [SwitchPort(name=link.dut_iface, number=i,
+                           spec=PortSpec(kind="physical", name=link.dut_iface, iface=link.dut_iface,
+                                         options={"peer_mac": link.tg_mac, "vnf_mac": link.dut_mac}))
+                for i, link in enumerate(self.testbed.links)]
+
+    def profile(self, fields: FlowFields, *, to: str = "peer", size_bytes: int = 64) -> TrafficProfile:
+        """What :meth:`send` sends both ways, as the traffic profile a deployment would give
+        :meth:`~vsbench.interfaces.Vnf.configure`: one flow, flow 0 of ``fields`` from
+        generator port 0 to 1, the reverse with addresses and ports swapped from port 1 to
+        0, each addressed as :meth:`send` addresses it (``to``)."""
+        macs = []
+        for direction in (0, 1):
+            tx, rx = self.testbed.links[direction], self.testbed.links[1 - direction]
+            macs.append((tx.tg_mac, {"peer": rx.tg_mac, "port": tx.dut_mac, "fields": fields.dst_mac}[to]))
+        forward = dataclasses.replace(fields, src_mac=macs[0][0], dst_mac=macs[0][1], vary=())
+        reverse = dataclasses.replace(fields, src_mac=macs[1][0], dst_mac=macs[1][1], vary=(),
+                                      src_ip=fields.dst_ip, dst_ip=fields.src_ip,
+                                      src_port=fields.dst_port, dst_port=fields.src_port)
+        return TrafficProfile(frame_size_bytes=size_bytes, flows=1, bidirectional=True, fields=forward,
+                              reverse_fields=reverse)
 
     def dut_links(self) -> set[str]:
         return set(list_links(self.testbed.dut_netns))

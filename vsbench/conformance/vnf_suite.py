@@ -5,7 +5,9 @@ Subclass :class:`VnfConformance` next to a fixture ``conformance_vnf`` returning
 check builds two veth pairs into a fresh DUT namespace and starts the VNF between their DUT
 ends (ports 0 and 1, the pair it forwards between), created as the runner creates it --
 its settings, a :class:`PluginContext` with its own teardown stack and the DUT namespace,
-every call under the runner's deadlines -- and judges:
+every call under the runner's deadlines -- then, as a deployment does, calls its
+``configure`` with the traffic profile of the kit's frames (a VNF whose forwarding depends
+on the flows, l3fwd, builds its routes from it), and judges:
 
 * it forwards frames both ways between its two ports;
 * version and statistics are well-formed and JSON-able;
@@ -13,8 +15,9 @@ every call under the runner's deadlines -- and judges:
 * ``stop()`` (twice), or the run's teardown alone, leaves no process, open file, socket,
   interface or mount behind.
 
-Needs root (network namespaces). A VNF that needs more than its settings to forward (a
-router: routes to the testbed's addresses) gets it from the target's ``prepare``.
+Needs root (network namespaces). A VNF that needs more than its settings and the profile
+to forward (a router: routes to the testbed's addresses) gets it from the target's
+``prepare``.
 """
 
 from __future__ import annotations
@@ -48,10 +51,22 @@ class VnfHarness(KitHarness):
             stack.register("the VNF (as a deployment registers it)", vnf.stop)
         vnf.start(self.kit.vnf_ports())
         self.observe()
+        self.prepare(vnf)
+        return vnf, stack
+
+    @property
+    def to(self) -> str:
+        """Whom the kit's frames are addressed to (:meth:`KitTestbed.send`)."""
+        return "port" if self.target.to_port_mac else "peer"
+
+    def prepare(self, vnf) -> None:
+        """What a deployment does after ``start()``: the profile of the kit's frames to
+        ``configure``, then the target's own ``prepare``."""
+        vnf.configure(self.kit.profile(self.target.fields, to=self.to))
+        self.observe()
         if self.target.prepare is not None:
             self.target.prepare(guard.unwrap(vnf), self.kit)
             self.observe()
-        return vnf, stack
 
 
 class VnfConformance(PluginContractChecks):
@@ -79,8 +94,7 @@ class VnfConformance(PluginContractChecks):
             pytest.skip("the target declares a VNF that does not forward")
         harness.started()
         for direction in (0, 1):
-            sent, received = harness.kit.send(direction, harness.target.fields,
-                                              to="port" if harness.target.to_port_mac else "peer")
+            sent, received = harness.kit.send(direction, harness.target.fields, to=harness.to)
             harness.observe()
             assert sent > 0, "the kit could not send"
             assert received >= harness.target.min_delivery * sent, (
@@ -123,8 +137,7 @@ class VnfConformance(PluginContractChecks):
         ports[1] = SwitchPort(name=missing, number=1, spec=PortSpec(kind="physical", name=missing, iface=missing))
         with pytest.raises(PluginError) as info:
             vnf.start(ports)
-            if harness.target.prepare is not None:
-                harness.target.prepare(guard.unwrap(vnf), harness.kit)
+            harness.prepare(vnf)
         cause = cause_of(info.value)
         assert isinstance(cause, PluginError), f"raised {type(cause).__name__}: {cause}, not PluginError"
         assert one_line(str(cause)), f"not one line: {str(cause)!r}"
