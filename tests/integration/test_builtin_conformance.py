@@ -11,7 +11,6 @@ DUT, so only its class is checked.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -19,10 +18,9 @@ import pytest
 
 from vsbench.conformance import VnfTarget, VSwitchTarget
 from vsbench.conformance.contract import PluginContractChecks
+from vsbench.conformance.routers import ROUTED_FIELDS, route_to_the_kit
 from vsbench.conformance.switch_suite import VSwitchConformance
 from vsbench.conformance.vnf_suite import VnfConformance
-from vsbench.deployment.routed import EAST_BASE, WEST_BASE, router_model
-from vsbench.interfaces import FlowFields
 from vsbench.runner import config as cfg
 from vsbench.runner import plugins
 
@@ -78,19 +76,11 @@ class TestExternalClass(PluginContractChecks):
         return switch_target("external")
 
 
-def route_to_the_kit(vnf, kit) -> None:
-    """What phy_router_phy gives the router: routes between the two testbed ports."""
-    links = kit.testbed.links
-    vnf.configure_router(router_model(routes=1, nexthops=1, flows=1, ports=[l.dut_iface for l in links],
-                           peer_macs=[l.tg_mac for l in links]))
-
-
 class TestVRouter(VnfConformance):
     @pytest.fixture
     def conformance_vnf(self):
-        fields = dataclasses.replace(FlowFields(), src_ip=str(WEST_BASE), dst_ip=str(EAST_BASE))
         return VnfTarget(name="vrouter", plugin=plugins.load("vnf", "vrouter"), settings=settings("vnf", "vrouter"),
-                         fields=fields, prepare=route_to_the_kit, to_port_mac=True)
+                         fields=ROUTED_FIELDS, prepare=route_to_the_kit, to_port_mac=True)
 
 
 class TestTestpmd(VnfConformance):

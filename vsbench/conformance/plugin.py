@@ -86,6 +86,11 @@ def conformance_vnf(request: pytest.FixtureRequest):
     from vsbench.runner.plugin_context import run_parameters
 
     name, cls, settings, config = _load(request, "vnf")
+    if getattr(cls, "routing", False):  # routes to the kit, as phy_router_phy gives them
+        from vsbench.conformance.routers import ROUTED_FIELDS, route_to_the_kit
+
+        return VnfTarget(name=name, plugin=cls, settings=settings, run=run_parameters(config),
+                         fields=ROUTED_FIELDS, prepare=route_to_the_kit)
     return VnfTarget(name=name, plugin=cls, settings=settings, run=run_parameters(config),
                      forwards=name != "none")
 
