@@ -45,7 +45,9 @@ start=$SECONDS
 "${pytest[@]}" "${workers[@]}" -m "not integration" tests || status=$?
 echo "tools/test.sh: tests without the testbed took $((SECONDS - start)) s"
 start=$SECONDS
-"${pytest[@]}" -m integration --ignore "$fresh_test" tests || status=$?
+# --durations: the slowest tests and their phases in every CI log, to see what the phase's
+# time is made of (issue 10: the whole command within 15 minutes on 2 cores).
+"${pytest[@]}" -m integration --ignore "$fresh_test" --durations=30 tests || status=$?
 echo "tools/test.sh: testbed integration tests took $((SECONDS - start)) s"
 flock -u 8
 start=$SECONDS
