@@ -9,7 +9,8 @@
 # they mostly wait on sockets and subprocesses. Tests marked `integration` measure the real
 # embedded testbed and run one at a time, after them, so nothing else competes for the cores.
 # The fresh-machine check installs into its rootfs beside them and runs its quick start
-# after them, on its own.
+# after them, on its own. The wheels that integration tests install (vsbench's and the
+# examples') are built in the background beside the unit tests too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --test
@@ -40,14 +41,24 @@ VSBENCH_FRESH_TESTBED_LOCK=$phase_lock "${pytest[@]}" -m integration "$fresh_tes
 fresh_pid=$!
 set +m
 trap '[ -z "$fresh_pid" ] || kill -INT -- "-$fresh_pid" 2>/dev/null; rm -f "$phase_lock" "$fresh_log"' EXIT
+# The wheels (tests/integration/wheels.py): pip work, no testbed. If this fails, the tests
+# that need them build them and say why.
+wheelhouse=$(mktemp -d "${TMPDIR:-/tmp}/vsbench-test-wheels.XXXXXX")
+wheel_log=$wheelhouse.log
+.venv/bin/python tests/integration/wheels.py "$wheelhouse" </dev/null >"$wheel_log" 2>&1 &
+wheel_pid=$!
+trap '[ -z "$fresh_pid" ] || kill -INT -- "-$fresh_pid" 2>/dev/null; [ -z "$wheel_pid" ] || kill "$wheel_pid" 2>/dev/null
+      rm -rf "$phase_lock" "$fresh_log" "$wheelhouse" "$wheel_log"' EXIT
 
 start=$SECONDS
 "${pytest[@]}" "${workers[@]}" -m "not integration" tests || status=$?
 echo "tools/test.sh: tests without the testbed took $((SECONDS - start)) s"
+wait "$wheel_pid" || { echo "tools/test.sh: building the wheels in the background failed; the tests build them:"; cat "$wheel_log"; }
+wheel_pid=
 start=$SECONDS
 # --durations: the slowest tests and their phases in every CI log, to see what the phase's
 # time is made of (issue 10: the whole command within 15 minutes on 2 cores).
-"${pytest[@]}" -m integration --ignore "$fresh_test" --durations=30 tests || status=$?
+VSBENCH_TEST_WHEELHOUSE=$wheelhouse "${pytest[@]}" -m integration --ignore "$fresh_test" --durations=30 tests || status=$?
 echo "tools/test.sh: testbed integration tests took $((SECONDS - start)) s"
 flock -u 8
 start=$SECONDS

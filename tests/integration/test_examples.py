@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from wheels import wheel_of
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,25 +41,23 @@ if os.geteuid() != 0:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> dict:
-    """A fresh venv with vsbench and the three examples installed as wheels."""
+def venv(tmp_path_factory, wheelhouse) -> dict:
+    """A fresh venv with vsbench and the three examples installed as wheels (built once a
+    session: wheels.py)."""
     tmp = tmp_path_factory.mktemp("examples")
-    dist = tmp / "dist"
     sources = {}
     for kind, (package, _) in EXAMPLES.items():
-        # built from a copy: the build writes egg-info next to the sources
+        # each package's own tests run from a copy: nothing (__pycache__) is written into the checkout
         sources[kind] = shutil.copytree(ROOT / "examples" / package, tmp / package,
                                         ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build"))
-    for source in [ROOT, *sources.values()]:
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(source)],
-                       check=True, capture_output=True, timeout=600)
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
     purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   check=True, capture_output=True, text=True).stdout.strip())
+    wheels = [wheel_of(wheelhouse, "vsbench")] + [wheel_of(wheelhouse, package) for package, _ in EXAMPLES.values()]
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                    *map(str, sorted(dist.glob("*.whl")))], check=True, capture_output=True, timeout=300)
+                    *map(str, wheels)], check=True, capture_output=True, timeout=300)
     (purelib / "zz_vsbench_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return {"bin": venv / "bin", "sources": sources, "tmp": tmp}
 

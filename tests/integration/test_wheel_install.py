@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from wheels import wheel_of
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,12 +29,10 @@ if os.geteuid() != 0:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
+def installed(tmp_path_factory, wheelhouse) -> Path:
     """``bin/`` of a fresh venv holding the wheel built from this checkout."""
     tmp = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "-w", str(tmp / "dist"), str(ROOT)], check=True, capture_output=True, timeout=300)
-    (wheel,) = (tmp / "dist").glob("vsbench-*.whl")
+    wheel = wheel_of(wheelhouse, "vsbench")
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     purelib = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
