@@ -24,7 +24,8 @@ if os.geteuid() != 0:
 def test_phy2phy_tput_64b(tmp_path, vswitch):
     require(("trafficgen", "trafgen"), ("vswitch", vswitch))
     outcome = run(tmp_path, build_plans(
-        "phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=2;warmup_s=1;relative_width=0.05;latency.trial_duration_s=1"))
+        "phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=2;warmup_s=1;relative_width=0.05;"
+                                 "search.max_trials_per_load=3;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
 
     results = outcome.results()
