@@ -20,7 +20,7 @@ from pathlib import Path
 
 from vsbench.interfaces.traffic import FlowFields, TrafficProfile
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
-from vsbench.system import commands, naming
+from vsbench.system import commands, naming, runstate
 from vsbench.system.netlink import list_links
 from vsbench.system.resources import ResourceStack
 from vsbench.system.testbed import Testbed, create_testbed
@@ -75,8 +75,12 @@ class KitTestbed:
         if commands.which("ip") is None or commands.which("tc") is None:
             raise KitUnavailable("needs iproute2 (ip, tc)")
         stack = ResourceStack()
+        run_id = naming.new_run_id()
         try:
-            testbed = create_testbed(naming.new_run_id(), links, stack)
+            # claimed like a run's: `vsbench cleanup`, and whatever else tells a live run's
+            # namespaces from a dead one's, leaves a check's testbed alone while it lives
+            stack.register("the kit's run claim", runstate.claim(run_id).release)
+            testbed = create_testbed(run_id, links, stack)
         except BaseException:
             stack.close()
             raise

@@ -26,12 +26,29 @@ ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 
 
+#: Receive buffer per frame to count: a 64 B frame costs the socket ~1 KiB (its skb).
+RCVBUF_PER_FRAME = 2048
+
+
+def _hold_a_burst(sock: socket.socket, count: int) -> None:
+    """Room in the receiving socket for every frame of the exchange. This process sends and
+    counts in one loop: descheduled on a busy machine, it sends what it owes in one burst
+    on its return, and the default buffer (~200 KiB, a few hundred frames) would drop part
+    of it before a single recv, counted as the plugin's loss."""
+    size = count * RCVBUF_PER_FRAME
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUFFORCE, size)  # root (CAP_NET_ADMIN)
+    except (OSError, AttributeError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)  # capped at net.core.rmem_max
+
+
 def exchange(send_iface: str, recv_iface: str, frame: bytes, count: int, pps: float, wait_s: float) -> dict:
     marker = os.urandom(8)
     # the marker replaces the frame's last 8 bytes, inside its L4 payload: a router forwards
     # only the IP packet's length, so anything appended past it would be cut off
     payload = frame[:-len(marker)] + marker if len(frame) >= 14 + 20 + 8 + len(marker) else frame + marker
     rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    _hold_a_burst(rx, count)
     rx.bind((recv_iface, 0))
     rx.setblocking(False)
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
