@@ -25,6 +25,10 @@ from vsbench.runner import config as cfg
 from vsbench.runner import plugins
 
 pytestmark = pytest.mark.integration
+#: The suites of the switches and VNFs that forward in the kernel time nothing (frame counts,
+#: life cycle, leftovers): tools/test.sh runs them beside the unit tests. ovs_dpdk, testpmd
+#: and l3fwd busy-poll a CPU, so they stay in the one-at-a-time phase.
+parallel = pytest.mark.integration_parallel
 
 if os.geteuid() != 0:
     pytest.skip("the kit's testbed needs root", allow_module_level=True)
@@ -40,6 +44,7 @@ def switch_target(name: str, **extra) -> VSwitchTarget:
     return VSwitchTarget(name=name, plugin=plugins.load("vswitch", name), settings=settings("vswitch", name), **extra)
 
 
+@parallel
 class TestLinuxBridge(VSwitchConformance):
     @pytest.fixture
     def conformance_vswitch(self):
@@ -52,6 +57,7 @@ class TestOvsDpdk(VSwitchConformance):
         return switch_target("ovs_dpdk")
 
 
+@parallel
 class TestOvsKernel(VSwitchConformance):
     """Skips what needs the openvswitch module on a kernel without it (the class checks run)."""
 
@@ -60,12 +66,14 @@ class TestOvsKernel(VSwitchConformance):
         return switch_target("ovs_kernel")
 
 
+@parallel
 class TestOvsTc(VSwitchConformance):
     @pytest.fixture
     def conformance_vswitch(self):
         return switch_target("ovs_tc")
 
 
+@parallel
 class TestExternalClass(PluginContractChecks):
     """A DUT vsbench does not manage forwards nothing on the kit's testbed: its class only."""
 
@@ -76,6 +84,7 @@ class TestExternalClass(PluginContractChecks):
         return switch_target("external")
 
 
+@parallel
 class TestVRouter(VnfConformance):
     @pytest.fixture
     def conformance_vnf(self):
@@ -121,6 +130,7 @@ class TestL3fwd(VnfConformance):
                          to_port_mac=True, leak_check=dpdk_leftovers("vsb*l3f*"))
 
 
+@parallel
 class TestNoVnf(VnfConformance):
     @pytest.fixture
     def conformance_vnf(self):

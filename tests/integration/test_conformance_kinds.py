@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+# the kits check frame counts, life cycle and leftovers of plugins that forward in the kernel
+# (tcswitch) or in a Python process (pyfwd), and time nothing: beside the unit tests
+pytestmark = [pytest.mark.integration, pytest.mark.integration_parallel]
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE_SOURCES = [HERE.parents[1] / "examples" / name / "src" for name in
