@@ -38,14 +38,11 @@ def _run(tmp_path, test: str, params: str) -> tuple[Outcome, dict]:
     return outcome, outcome.results()
 
 
-def test_default_search_finds_ndr_and_pdr_with_bounds(tmp_path):
-    # 5 % width: the search's goals and bounds are under test, not its precision (2 % spent
-    # most of the 90 s budget on a busy machine)
-    outcome, results = _run(
-        tmp_path, "phy2phy_tput",
-        "frame_sizes=[64];warmup_s=1;relative_width=0.05;search.time_budget_s=90;"
-        "latency.trial_duration_s=1;latency.load_fractions=[0.0, 0.5]")
+def test_default_search_finds_ndr_and_pdr_with_bounds(phy2phy_tput_ovs_dpdk):
+    # the run test_p2p_end_to_end.py checks too (conftest.py: its parameters)
+    outcome = phy2phy_tput_ovs_dpdk
     assert outcome.code == 0, outcome.console
+    results = outcome.results()
     [fs] = results["tests"][0]["frame_sizes"]
     assert fs["status"] == "complete" and fs["search_mode"] == "multi"
     ndr, pdr = fs["points"]

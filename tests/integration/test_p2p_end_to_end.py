@@ -21,11 +21,15 @@ if os.geteuid() != 0:
 
 
 @pytest.mark.parametrize("vswitch", ["ovs_dpdk", "linux_bridge"])
-def test_phy2phy_tput_64b(tmp_path, vswitch):
+def test_phy2phy_tput_64b(tmp_path, vswitch, request):
     require(("trafficgen", "trafgen"), ("vswitch", vswitch))
-    outcome = run(tmp_path, build_plans(
-        "phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=2;warmup_s=1;relative_width=0.05;"
-                                 "search.max_trials_per_load=3;latency.trial_duration_s=1"))
+    if vswitch == "ovs_dpdk":
+        # the run test_measurement_engine.py checks for the search (conftest.py), not a second one
+        outcome = request.getfixturevalue("phy2phy_tput_ovs_dpdk")
+    else:
+        outcome = run(tmp_path, build_plans(
+            "phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=2;warmup_s=1;relative_width=0.05;"
+                                     "search.max_trials_per_load=3;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
 
     results = outcome.results()
