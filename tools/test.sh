@@ -43,19 +43,21 @@ VSBENCH_FRESH_TESTBED_LOCK=$phase_lock "${pytest[@]}" -m integration "$fresh_tes
 fresh_pid=$!
 set +m
 trap '[ -z "$fresh_pid" ] || kill -INT -- "-$fresh_pid" 2>/dev/null; rm -f "$phase_lock" "$fresh_log"' EXIT
-# The wheels (tests/integration/wheels.py): pip work, no testbed. If this fails, the tests
-# that need them build them and say why.
+# The wheels (tests/integration/wheels.py): pip work, no testbed, its own process group
+# too. If this fails, the tests that need them build them.
 wheelhouse=$(mktemp -d "${TMPDIR:-/tmp}/vsbench-test-wheels.XXXXXX")
 wheel_log=$wheelhouse.log
-.venv/bin/python tests/integration/wheels.py "$wheelhouse" </dev/null >"$wheel_log" 2>&1 &
+set -m
+.venv/bin/python tests/integration/wheels.py "$wheelhouse" </dev/null >"$wheel_log" 2>&1 8>&- &
 wheel_pid=$!
-trap '[ -z "$fresh_pid" ] || kill -INT -- "-$fresh_pid" 2>/dev/null; [ -z "$wheel_pid" ] || kill "$wheel_pid" 2>/dev/null
+set +m
+trap '[ -z "$fresh_pid" ] || kill -INT -- "-$fresh_pid" 2>/dev/null; [ -z "$wheel_pid" ] || kill -- "-$wheel_pid" 2>/dev/null
       rm -rf "$phase_lock" "$fresh_log" "$wheelhouse" "$wheel_log"' EXIT
 
 start=$SECONDS
 "${pytest[@]}" "${workers[@]}" -m "not integration or integration_parallel" tests || status=$?
-echo "tools/test.sh: tests without the testbed took $((SECONDS - start)) s"
-wait "$wheel_pid" || { echo "tools/test.sh: building the wheels in the background failed; the tests build them:"; cat "$wheel_log"; }
+echo "tools/test.sh: tests on several workers took $((SECONDS - start)) s"
+wait "$wheel_pid" || { echo "tools/test.sh: building the wheels in the background failed (the tests build them):"; cat "$wheel_log"; }
 wheel_pid=
 start=$SECONDS
 # --durations: the slowest tests and their phases in every CI log, to see what the phase's
