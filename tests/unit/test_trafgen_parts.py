@@ -196,7 +196,7 @@ def test_testbed_addresses_are_deterministic_and_local():
 
 
 def test_sendto_path_cannot_be_pinned_elsewhere():
-    problems = Trafgen.check_prerequisites({"tx_path": "sendto", "cpus": [1]})
+    problems = Trafgen.check_prerequisites({"engine": "trafgen", "tx_path": "sendto", "cpus": [1]})
     assert any("tx_path sendto" in str(p) for p in problems)
     assert not any("tx_path" in str(p) for p in Trafgen.check_prerequisites({"tx_path": "ring", "cpus": [0]}))
 

@@ -42,6 +42,7 @@ from vsbench.interfaces.traffic import (
     GeneratorCapabilities,
     GeneratorPort,
     LatencyHistogram,
+    PacingStats,
     ProbeRecords,
     TrafficProfile,
     TrialResult,
@@ -60,7 +61,7 @@ from vsbench.system.resources import ResourceStack
 
 __all__ = [
     "API_VERSION", "Collector", "Direction", "DirectionCounters", "FCS_BYTES", "FlowFields",
-    "GeneratorCapabilities", "GeneratorPort", "L1_OVERHEAD_BYTES", "LatencyHistogram",
+    "GeneratorCapabilities", "GeneratorPort", "L1_OVERHEAD_BYTES", "LatencyHistogram", "PacingStats",
     "MAX_FRAME_SIZE_BYTES", "MIN_FRAME_SIZE_BYTES", "Plugin", "PluginContext", "PluginError",
     "PortKind", "PortSpec", "Prerequisite", "ProbeRecords", "ResourceStack", "RuleSetError",
     "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TcpResult", "TcpSpec", "TrafficGenerator",

@@ -158,6 +158,10 @@ class GeneratorCapabilities:
     native_search: bool = False
     #: Can measure its own latency without the DUT (``TrafficGenerator.measure_latency_floor``).
     latency_floor: bool = False
+    #: Its ceiling depends on the host it runs on (a software generator): the runner
+    #: measures it once per frame size with an unpaced ``run_burst`` and never asks more
+    #: (:mod:`vsbench.measurement.ceiling`). Needs ``supports_bursts``.
+    ceiling_calibration: bool = False
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,65 @@ class LatencyHistogram:
 
 
 @dataclass(frozen=True)
+class PacingStats:
+    """How evenly a paced generator offered its load, as the generator itself measured it.
+
+    The generator counts the frames it handed to the port in bins of ``resolution_s`` and
+    slides a window of ``window_s`` over them, one bin at a time, across the whole trial:
+    ``max_window_deviation_frames`` is the largest difference between a window's frames
+    and the nominal ``nominal_frames_per_window`` (the trial's load x ``window_s``). A
+    window more than :data:`vsbench.measurement.validity.PACING_TOLERANCE` off makes the
+    trial invalid (the load it claims is not what was offered then). Burstiness: the most
+    frames in any ``burst_window_s`` (default 1 ms) window; ``max_late_s`` is how far the
+    sender ever fell behind its schedule (it catches up at once).
+    """
+
+    window_s: float
+    resolution_s: float
+    windows: int
+    nominal_frames_per_window: float
+    max_window_deviation_frames: float
+    burst_window_s: float = 0.001
+    max_frames_per_burst_window: int = 0
+    max_late_s: float | None = None
+
+    @property
+    def max_window_deviation_ratio(self) -> float | None:
+        if self.nominal_frames_per_window <= 0:
+            return None
+        return self.max_window_deviation_frames / self.nominal_frames_per_window
+
+    @property
+    def burst_ratio(self) -> float | None:
+        """Most frames in a burst window over the nominal count in such a window."""
+        nominal = self.nominal_frames_per_window * self.burst_window_s / self.window_s
+        return self.max_frames_per_burst_window / nominal if nominal > 0 else None
+
+    def to_json(self) -> dict:
+        return {
+            "window_s": self.window_s, "resolution_s": self.resolution_s, "windows": int(self.windows),
+            "nominal_frames_per_window": self.nominal_frames_per_window,
+            "max_window_deviation_frames": self.max_window_deviation_frames,
+            "max_window_deviation_ratio": self.max_window_deviation_ratio,
+            "burst_window_s": self.burst_window_s,
+            "max_frames_per_burst_window": int(self.max_frames_per_burst_window),
+            "burst_ratio": self.burst_ratio,
+            "max_late_s": self.max_late_s,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "PacingStats":
+        return cls(
+            window_s=float(doc["window_s"]), resolution_s=float(doc["resolution_s"]), windows=int(doc["windows"]),
+            nominal_frames_per_window=float(doc["nominal_frames_per_window"]),
+            max_window_deviation_frames=float(doc["max_window_deviation_frames"]),
+            burst_window_s=float(doc.get("burst_window_s", 0.001)),
+            max_frames_per_burst_window=int(doc.get("max_frames_per_burst_window", 0)),
+            max_late_s=doc.get("max_late_s"),
+        )
+
+
+@dataclass(frozen=True)
 class TrialResult:
     """What one trial at one offered load measured, as the generator saw it.
 
@@ -238,6 +301,8 @@ class TrialResult:
     #: from a generator that verifies what it receives; None when it does not verify. They
     #: are not in ``rx_frames``: a frame delivered wrong is a frame lost.
     rx_wrong_frames: int | None = None
+    #: How exactly a paced generator kept the load (None: it does not measure that).
+    pacing: PacingStats | None = None
 
     @property
     def burst_rate_fps(self) -> float | None:

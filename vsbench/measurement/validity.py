@@ -26,9 +26,18 @@ from vsbench.interfaces.traffic import TrialResult
 #: A trial whose generator sent fewer than this share of the intended frames is invalid.
 MIN_TX_SHARE = 0.999
 
+#: A paced trial whose load, over some window of ``PacingStats.window_s`` (10 ms), was
+#: further than this share from the nominal load did not offer what it claims (issue 13).
+PACING_TOLERANCE = 0.005
+#: ... or further than this many frames, whichever is larger: a window of a perfectly
+#: regular stream holds the nominal count rounded up or down, and the generator's bins
+#: place a frame sent on a bin edge on either side at both ends of the window.
+PACING_SLACK_FRAMES = 2.0
+
 GENERATOR_LIMITED = "generator-limited"
 RX_EXCEEDS_TX = "rx-exceeds-tx"
 GENERATOR_VERDICT = "generator"
+PACING = "pacing"
 INCONSISTENT = "inconsistent"
 DEADLINE = "deadline"
 #: Tags of a trial whose counters cannot be trusted at all (not even what was sent).
@@ -57,8 +66,8 @@ class Verdict:
     """Why a trial is invalid (empty ``reasons`` means valid).
 
     Each reason is a short tag, optionally followed by ``": detail"``, so tools can match
-    on the tag: ``generator-limited``, ``rx-exceeds-tx``, ``inconsistent``, ``deadline``
-    or ``generator: <its own reason>``.
+    on the tag: ``generator-limited``, ``rx-exceeds-tx``, ``inconsistent``, ``deadline``,
+    ``pacing`` or ``generator: <its own reason>``.
     """
 
     reasons: tuple[str, ...] = ()
@@ -162,11 +171,33 @@ def judge(result: TrialResult, asked: Asked | None = None) -> Verdict:
     late = _sent_late(result)
     if late and not any(r.startswith(GENERATOR_LIMITED) for r in reasons):
         reasons.append(f"{GENERATOR_LIMITED}: {late}")
+    pacing_problem = pacing_reason(result)
+    if pacing_problem:
+        reasons.append(f"{PACING}: {pacing_problem}")
     if result.rx_frames > result.tx_frames:
         reasons.append(
             f"{RX_EXCEEDS_TX}: received {result.rx_frames} > sent {result.tx_frames}"
         )
     return Verdict(tuple(reasons))
+
+
+def pacing_allowance_frames(nominal_frames_per_window: float) -> float:
+    """How far a window may be from the nominal count before the trial is invalid."""
+    return max(PACING_TOLERANCE * nominal_frames_per_window, PACING_SLACK_FRAMES)
+
+
+def pacing_reason(result: TrialResult) -> str | None:
+    """Why the generator's own pacing figures disqualify ``result``, or None."""
+    p = result.pacing
+    if p is None or p.windows <= 0 or p.nominal_frames_per_window <= 0:
+        return None
+    allowed = pacing_allowance_frames(p.nominal_frames_per_window)
+    if p.max_window_deviation_frames <= allowed:
+        return None
+    late = f", {p.max_late_s * 1e3:.1f} ms behind schedule at worst" if p.max_late_s else ""
+    return (f"a {p.window_s * 1e3:g} ms window was {p.max_window_deviation_frames:.0f} frames off its nominal "
+            f"{p.nominal_frames_per_window:.0f} ({p.max_window_deviation_ratio:.2%} > "
+            f"{allowed / p.nominal_frames_per_window:.2%}){late}")
 
 
 def apply(result: TrialResult, asked: Asked | None = None) -> tuple[TrialResult, Verdict]:

@@ -24,14 +24,17 @@ import numpy as np
 from vsbench.interfaces.traffic import (
     DirectionCounters,
     LatencyHistogram,
+    PacingStats,
     ProbeRecords,
     TrialResult,
 )
 
 #: ``floor`` is the generator's own latency on a direct loop without the DUT
 #: (:meth:`vsbench.interfaces.trafficgen.TrafficGenerator.measure_latency_floor`).
-TrialRole = Literal["warmup", "search", "final", "continuous", "floor", "tcp"]
-TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor", "tcp")
+#: ``calibration`` is the unpaced trial that measures the generator's ceiling at a frame
+#: size (:mod:`vsbench.measurement.ceiling`).
+TrialRole = Literal["warmup", "search", "final", "continuous", "floor", "tcp", "calibration"]
+TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor", "tcp", "calibration")
 TRIAL_SCHEMA_ID = "vsbench.trial/1"
 RESULTS_SCHEMA_ID = "vsbench.results/1"
 
@@ -122,6 +125,7 @@ class TrialRecord:
             "switch": _jsonable(self.switch),
             **({"burst_frames": int(r.burst_frames)} if r.burst_frames is not None else {}),
             **({"rx_wrong_frames": int(r.rx_wrong_frames)} if r.rx_wrong_frames is not None else {}),
+            **({"pacing": r.pacing.to_json()} if r.pacing is not None else {}),
             **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
             **({"vnf": _jsonable(self.vnf)} if self.vnf else {}),
         }
@@ -161,6 +165,7 @@ class TrialRecord:
             generator_stats=dict(doc.get("generator_stats") or {}),
             burst_frames=None if doc.get("burst_frames") is None else int(doc["burst_frames"]),
             rx_wrong_frames=None if doc.get("rx_wrong_frames") is None else int(doc["rx_wrong_frames"]),
+            pacing=None if doc.get("pacing") is None else PacingStats.from_json(doc["pacing"]),
         )
         return cls(
             identity=TrialIdentity(doc["run_id"], int(doc["plan_index"]), doc["plan_label"]),
@@ -257,6 +262,10 @@ class ReportedPoint:
     #: CPU time of each thread of the switch and of the VNFs at trial ``trial_index``
     #: (:func:`vsbench.results.summary.thread_cpu`).
     thread_cpu: list[dict[str, Any]] | None = None
+    #: The goal's lower bound is the search's max_load and that was the generator's
+    #: measured ceiling: the device forwarded all the generator could send, so the figure is
+    #: a lower bound of the device's (``FrameSizeResult.generator_ceiling_fps``).
+    at_generator_ceiling: bool = False
 
 
 @dataclass
@@ -445,6 +454,13 @@ class FrameSizeResult:
     search_max_load_fps: float | None = None
     #: True when the generator could not deliver and max_load was lowered to ``max_load_fps``.
     generator_limited: bool = False
+    #: The generator's own ceiling at this frame size (unpaced rate of its calibration
+    #: burst, trial ``generator_ceiling_trial``), measured once per run; None when not
+    #: measured. ``max_load_is_ceiling``: the search's max_load was that ceiling (times
+    #: ``traffic.generator_ceiling_share``), so a goal at max_load is a lower bound.
+    generator_ceiling_fps: float | None = None
+    generator_ceiling_trial: int | None = None
+    max_load_is_ceiling: bool = False
     latency_points: list[LatencyPoint] = field(default_factory=list)
     #: The generator's own latency without the DUT at this frame size; None when no latency
     #: was measured (else measured or said why not).

@@ -215,6 +215,8 @@ class _RunLogFile:
         root = logging.getLogger()
         root.removeHandler(self.handler)
         root.setLevel(self._root_level)
+        for name, level in self._libraries.items():
+            logging.getLogger(name).setLevel(level)
         for h in self._pinned:
             h.setLevel(logging.NOTSET)
         self.handler.close()
@@ -246,6 +248,9 @@ class Run:
         self.claim: runstate.RunClaim | None = None
         self.guard = SignalGuard()
         self.sink: TrialSink | None = None
+        #: Generator ceilings measured in this run, reused by every plan with the same
+        #: testbed (traffic_job.generator_ceiling).
+        self.ceilings: dict = {}
 
     # -- files ----------------------------------------------------------------------------
 
@@ -404,6 +409,9 @@ class Run:
                     on_start=lambda max_load, fs=fs: self.display.frame_size_started(
                         plan.label, fs.frame_size_bytes, test.traffic_type, max_load),
                     notes=[endpoint_note] if endpoint_note else [],
+                    ceilings=self.ceilings,
+                    testbed_key=(deployment.name, getattr(deployment.vswitch, "name", None),
+                                 getattr(getattr(deployment, "vnf", None), "name", None), repr(config.get("dut"))),
                 )
                 run_traffic_type(job)
             except RunInterrupted:

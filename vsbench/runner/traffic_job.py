@@ -19,6 +19,7 @@ from vsbench.measurement.latency_report import floor_not_measured, generator_flo
 from vsbench.measurement.goal_report import goal_stats, run_search
 from vsbench.measurement.search import SearchConfig
 from vsbench.measurement.search.settings import search_config_from_section
+from vsbench.measurement import ceiling as ceilings
 from vsbench.measurement import warmup as warmups
 from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
@@ -46,6 +47,12 @@ class FrameSizeJob:
     #: Called with the frame size's max load before the first trial (for the display).
     on_start: Callable[[float | None], None] = lambda _max: None
     notes: list[str] = field(default_factory=list)
+    #: The run's measured generator ceilings (:mod:`vsbench.measurement.ceiling`), shared by
+    #: every plan, keyed by :attr:`ceiling_key`: measured once per run and reused.
+    ceilings: dict = field(default_factory=dict)
+    #: What the ceiling depends on besides the frame size (the testbed and switch behind
+    #: the port); the runner sets it.
+    testbed_key: tuple = ()
 
     @property
     def traffic(self) -> Mapping[str, Any]:
@@ -69,14 +76,53 @@ class FrameSizeJob:
 
 
 def max_load_fps(job: FrameSizeJob) -> float:
-    """``search.max_load_fps`` if set, else min(generator capability, nominal line rate)."""
+    """``search.max_load_fps`` if set, else min(generator capability, nominal line rate);
+    never above the generator's measured ceiling (:func:`generator_ceiling`)."""
     configured = job.search_section.get("max_load_fps")
     if configured:
-        return float(configured)
-    limit = job.nominal_line_rate_fps
-    if job.capabilities.max_rate_fps:
-        limit = min(limit, float(job.capabilities.max_rate_fps))
+        limit = float(configured)
+    else:
+        limit = job.nominal_line_rate_fps
+        if job.capabilities.max_rate_fps:
+            limit = min(limit, float(job.capabilities.max_rate_fps))
+    ceiling = generator_ceiling(job, limit)
+    if ceiling is not None and ceiling.max_load_fps < limit:
+        limit = ceiling.max_load_fps
+        job.result.max_load_is_ceiling = True
     return limit
+
+
+def ceiling_key(job: FrameSizeJob) -> tuple:
+    p = job.profile
+    return (job.generator.name, *job.testbed_key, p.frame_size_bytes, p.flows, p.bidirectional,
+            p.encapsulation, p.fields, p.reverse_fields)
+
+
+def generator_ceiling(job: FrameSizeJob, expected_fps: float) -> ceilings.Ceiling | None:
+    """The generator's ceiling at this frame size, measured with one unpaced burst (role
+    ``calibration``) the first time the run needs it and reused after; None when the
+    generator does not ask for it (``capabilities().ceiling_calibration``) or
+    ``traffic.generator_ceiling`` is off. Recorded in the frame size's result."""
+    if not job.capabilities.ceiling_calibration or not getattr(job.generator, "supports_bursts", False):
+        return None
+    if not job.traffic.get("generator_ceiling", True):
+        return None
+    key = ceiling_key(job)
+    found = job.ceilings.get(key)
+    if found is None:
+        share = float(job.traffic.get("generator_ceiling_share") or ceilings.CEILING_SHARE)
+        frames = ceilings.calibration_frames(expected_fps, job.profile.directions)
+        record = job.trials.run_burst(frames, role="calibration")
+        try:
+            found = ceilings.ceiling_from(record.result, share, record.trial_index)
+        except ceilings.CeilingError as exc:
+            raise TrafficTypeError(f"generator ceiling at {job.frame_size_bytes} B: {exc}") from None
+        job.ceilings[key] = found
+        log.info("generator ceiling at %d B: %.0f fps unpaced; the search asks at most %.0f fps (%.0f%%)",
+                 job.frame_size_bytes, found.burst_rate_fps, found.max_load_fps, found.share * 100)
+    job.result.generator_ceiling_fps = found.burst_rate_fps
+    job.result.generator_ceiling_trial = found.trial_index
+    return found
 
 
 def search_config(job: FrameSizeJob, max_load: float) -> SearchConfig:

@@ -30,6 +30,7 @@ from vsbench.measurement.latency_report import floor_not_measured, generator_flo
 from vsbench.measurement.goal_report import goal_stats, run_search
 from vsbench.measurement.search import SearchConfig
 from vsbench.measurement.search.settings import search_config_from_section
+from vsbench.measurement import ceiling as ceilings
 from vsbench.measurement import warmup as warmups
 from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
@@ -134,6 +135,11 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
             irregular_reason=goal_result.irregular_reason,
             stats=goal_stats(goal_result),
         )
+        if fs.max_load_is_ceiling and ceilings.at_ceiling(throughput, fs.max_load_fps, cfg.relative_width):
+            point.at_generator_ceiling = True
+            notes.append(f"{name} {throughput:.0f} fps is a lower bound: it is the generator's ceiling at "
+                         f"{job.frame_size_bytes} B ({fs.generator_ceiling_fps:.0f} fps unpaced), and the device "
+                         f"forwarded all of it")
         point.repetitions = None if repetitions is None else repetitions.get(name)
         if latency_point is not None:
             point.latency_summary = latency_point.summary

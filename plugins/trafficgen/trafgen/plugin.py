@@ -62,7 +62,7 @@ from vsbench.interfaces.commands import CommandError, ManagedProcess, run, spawn
 from vsbench.interfaces.host.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
 from vsbench.interfaces.host.testbed import DROP_ALL_BYTECODE
 
-from vsbench_plugins.trafficgen.trafgen import process, shaper
+from vsbench_plugins.trafficgen.trafgen import pacer as pacer_engine, process, shaper
 from vsbench_plugins.trafficgen.trafgen.foreign import ForeignFrameCounter
 from vsbench_plugins.trafficgen.trafgen.settings import DEFAULTS, SETTINGS_SCHEMA, resolve
 from vsbench_plugins.trafficgen.trafgen_probe import RX_PAYLOAD_OFFSET
@@ -182,6 +182,9 @@ class Trafgen(TrafficGenerator):
         self._shaped: set[str] = set()
         self._started = False
         self._trial = 0
+        self._pacer_binary: str | None = None
+        self._pacer_config: Path | None = None
+        self._pacer_proc: pacer_engine.PacerProcess | None = None
 
     # -- plugin contract ---------------------------------------------------------------
 
@@ -189,7 +192,9 @@ class Trafgen(TrafficGenerator):
     def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
         cfg = resolve(settings)
         missing = []
-        if which(cfg["binary"]) is None:
+        if cfg["engine"] == "pacer":
+            missing += _pacer_prerequisites(cfg)
+        elif which(cfg["binary"]) is None:
             missing.append(Prerequisite(f"the trafgen binary ({cfg['binary']})", "apt-get install netsniff-ng"))
         for binary in ("ip", "tc"):
             if which(binary) is None:
@@ -204,7 +209,7 @@ class Trafgen(TrafficGenerator):
             missing.append(Prerequisite(
                 f"CPUs {bad} for trafgen (trafficgen.trafgen.cpus)",
                 f"choose among the CPUs this process may use: {sorted(online)}"))
-        if cfg["tx_path"] == "sendto" and list(cfg["cpus"]) != [process.SENDTO_CPU]:
+        if cfg["engine"] == "trafgen" and cfg["tx_path"] == "sendto" and list(cfg["cpus"]) != [process.SENDTO_CPU]:
             missing.append(Prerequisite(
                 f"trafficgen.trafgen.cpus {list(cfg['cpus'])} with tx_path sendto",
                 f"trafgen's sendto path runs one worker, pinned to CPU {process.SENDTO_CPU}: "
@@ -223,6 +228,7 @@ class Trafgen(TrafficGenerator):
             needs_testbed=True,
             native_search=False,
             latency_floor=True,
+            ceiling_calibration=True,
         )
 
     def version(self) -> dict[str, str]:
@@ -232,10 +238,15 @@ class Trafgen(TrafficGenerator):
         except CommandError:
             return {}
         found = process.parse_version(out.stdout + out.stderr)
-        return {"trafgen": found} if found else {}
+        versions = {"trafgen": found} if found else {}
+        if self.cfg["engine"] == "pacer":
+            versions["vsbench-pacer"] = pacer_engine.source_digest()
+        return versions
 
     def generator_cpus(self) -> set[int]:
-        """CPUs trafgen's workers run on (for the runner's placement check)."""
+        """CPUs the bulk sender runs on (for the runner's placement check)."""
+        if self.cfg["engine"] == "pacer":
+            return {self._pacer_cpu()}
         if self.cfg["tx_path"] == "sendto":
             return {process.SENDTO_CPU}
         return set(int(c) for c in self.cfg["cpus"])
@@ -246,6 +257,8 @@ class Trafgen(TrafficGenerator):
         problems = self.check_prerequisites(self.cfg)
         if problems:
             raise PluginError(f"trafgen: missing {problems[0]}")
+        if self.cfg["engine"] == "pacer":
+            self._pacer_binary = _pacer_binary(self.cfg)
         self._work_dir.mkdir(parents=True, exist_ok=True)
         self.context.resources.register("trafgen generator", self.stop)
         self._started = True
@@ -254,6 +267,9 @@ class Trafgen(TrafficGenerator):
         for sender in self._senders:
             sender.process.stop(grace_s=2.0)
         self._senders = []
+        if self._pacer_proc is not None:
+            self._pacer_proc.stop()
+            self._pacer_proc = None
         if self._probe is not None:
             self._probe.stop()
             self._probe = None
@@ -320,10 +336,23 @@ class Trafgen(TrafficGenerator):
         self._work_dir.mkdir(parents=True, exist_ok=True)
         Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
         self._remove_shapers()  # a previous profile may have shaped other interfaces
-        streams = self._plan_streams(directions, profile)
-        self._write_configs(streams, profile)
         self._profile = profile
         self._directions = directions
+        if self.cfg["engine"] == "pacer":
+            self._streams = []
+            self._pacer_config = self._work_dir / "pacer.cfg"
+            comment = "\n".join(
+                f"vsbench trafgen (pacer): direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
+                f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
+                for d in directions)
+            self._pacer_config.write_text(
+                pacer_engine.render_config(pacer_engine.streams_for(directions), comment), encoding="utf-8")
+            log.info("trafgen: %s B, %d flow(s), %s; pacer on CPU %d (%s)", profile.frame_size_bytes, profile.flows,
+                     "bidirectional" if profile.bidirectional else "unidirectional", self._pacer_cpu(),
+                     ", ".join(d.tx.iface for d in directions))
+            return
+        streams = self._plan_streams(directions, profile)
+        self._write_configs(streams, profile)
         self._streams = streams
         log.info("trafgen: %s B, %d flow(s), %s; trafgen on %s", profile.frame_size_bytes, profile.flows,
                  "bidirectional" if profile.bidirectional else "unidirectional",
@@ -548,6 +577,8 @@ class Trafgen(TrafficGenerator):
         over ``duration_s``, or unpaced when ``load_fps`` is None (a burst)."""
         if not self._started:
             self.start()
+        if self.cfg["engine"] == "pacer":
+            return self._run_pacer(load_fps, duration_s, frames_per_dir, latency=latency)
         t0 = time.monotonic()
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._trial += 1
@@ -636,26 +667,7 @@ class Trafgen(TrafficGenerator):
         after = self._read_counters()
         foreign = self._foreign.read()
 
-        result_dirs = []
-        for d in self._directions:
-            tx_delta = after[d.tx.iface] - before[d.tx.iface]
-            rx_delta = after[d.rx.iface] - before[d.rx.iface]
-            tx_frames = tx_delta.tx_packets + tx_delta.tx_dropped
-            rx_frames = rx_delta.rx_packets - foreign.get(d.rx.iface, 0)
-            if probe_outcome is not None:
-                if probe_outcome.tx_iface == d.tx.iface:
-                    tx_frames -= probe_outcome.sent + probe_outcome.send_failed
-                if probe_outcome.rx_iface == d.rx.iface:
-                    rx_frames -= probe_outcome.rx_frames
-            result_dirs.append(DirectionCounters(tx_port=d.tx.index, rx_port=d.rx.index,
-                                                 tx_frames=tx_frames, rx_frames=rx_frames))
-            stats["directions"].append({
-                "tx_iface": d.tx.iface,
-                "rx_iface": d.rx.iface,
-                "tx_dropped_by_peer": tx_delta.tx_dropped,
-                "rx_dropped": rx_delta.rx_dropped,
-                "foreign_rx_frames": foreign.get(d.rx.iface, 0),
-            })
+        result_dirs = self._direction_counters(before, after, foreign, probe_outcome, stats)
         if probe_outcome is not None:
             stats["probes"] = probe_outcome.stats
         result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
@@ -709,6 +721,148 @@ class Trafgen(TrafficGenerator):
                                              for frame in samples[d.rx.iface]]
             out.append(dataclasses.replace(counters, rx_frames=counters.rx_frames - n))
         return out, total
+    # -- the pacer engine ---------------------------------------------------------------
+
+    def _pacer_cpu(self) -> int:
+        return int(sorted(int(c) for c in self.cfg["cpus"])[0])
+
+    def _run_pacer(self, load_fps: float | None, duration_s: float, frames_per_dir: int, *,
+                   latency: bool) -> TrialResult:
+        """One trial with the pacer: ``frames_per_dir`` frames out of each direction's port,
+        all from one process on one CPU, frame ``j`` (both directions in turn) at ``j /
+        load_fps``; unpaced when ``load_fps`` is None. Counters as for trafgen (the ports'
+        kernel counters, read when nothing flows); the pacer's own figures say how long it
+        sent and how evenly (``pacing``)."""
+        t0 = time.monotonic()
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self._trial += 1
+        profile = self._profile
+        paced = load_fps is not None
+        drain_s = self._drain_s()
+        dirs = len(self._directions)
+        stats: dict[str, Any] = {
+            "engine": "pacer",
+            "pacer_tx": self.cfg["pacer_tx"],
+            "cpu": self._pacer_cpu(),
+            "frames_per_direction": frames_per_dir,
+            "directions": [],
+        }
+        assert self._foreign is not None
+        self._foreign.read()  # resets the kernel's counts
+        if self._wrong is not None:
+            self._wrong.read()
+        before = self._read_counters()
+        probe_outcome = None
+        summary = None
+        cut_reason = None
+        sender = None
+        try:
+            if latency:
+                self._probe = self._start_probe(duration_s, drain_s)
+            if frames_per_dir > 0:
+                argv = pacer_engine.argv(
+                    self._pacer_binary, str(self._pacer_config), frames_per_dir, load_fps, cpu=self._pacer_cpu(),
+                    tx=self.cfg["pacer_tx"], batch=int(self.cfg["pacer_batch"]),
+                    ring_slots=int(self.cfg["pacer_ring_slots"]), fifo_priority=int(self.cfg["pacer_fifo_priority"]))
+                sender = pacer_engine.PacerProcess(argv, netns=self._netns,
+                                                   log_path=Path(self.context.log_dir) / "trafgen-pacer.log")
+                self._pacer_proc = sender
+                try:
+                    sender.start(float(self.cfg["startup_allowance_s"]))
+                except RuntimeError as exc:
+                    raise PluginError(f"trafgen: {exc}") from None
+            if self._probe is not None:
+                self._probe.go()
+            if sender is not None:
+                sender.go()
+                nominal = duration_s if paced else frames_per_dir * dirs / 1e4  # a burst: >= 10 kfps
+                slack = max(0.05, 10 * float(self.cfg["rate_tolerance"]))
+                deadline = time.monotonic() + nominal * (1.0 + slack) + 1.0
+                summary, code = sender.wait(deadline)
+                if summary is None:
+                    raise PluginError(f"trafgen: the pacer ended without a summary (exit {code}; "
+                                      f"see {sender.log_path})")
+                if sender.cut or summary.stopped:
+                    cut_reason = (f"the pacer had not finished at the deadline "
+                                  f"({summary.sent} of {summary.asked} frames)")
+                elif code != 0:
+                    raise PluginError(f"trafgen: the pacer failed (exit {code}; see {sender.log_path})")
+            time.sleep(drain_s)
+            if self._probe is not None:
+                probe_outcome = self._probe.finish()
+        finally:
+            if sender is not None:
+                sender.stop()
+            self._pacer_proc = None
+            if self._probe is not None:
+                self._probe.stop()
+                self._probe = None
+        after = self._read_counters()
+        foreign = self._foreign.read()
+
+        result_dirs = self._direction_counters(before, after, foreign, probe_outcome, stats)
+        if probe_outcome is not None:
+            stats["probes"] = probe_outcome.stats
+        result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
+        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
+        tx_total = sum(c.tx_frames for c in result_dirs)
+        rx_total = sum(c.rx_frames for c in result_dirs)
+        tx_duration = None
+        pacing = None
+        if summary is not None:
+            tx_duration = summary.send_time_s()
+            pacing = summary.pacing()
+            stats["pacer"] = {"sent": summary.sent, "asked": summary.asked, "per_port": summary.per_stream,
+                              "send_time_s": tx_duration, "max_late_s": summary.max_late_s,
+                              "max_gap_s": summary.max_gap_s, "elapsed_s": summary.elapsed_s}
+        valid, reason = True, None
+        if cut_reason:
+            valid, reason = False, cut_reason
+        elif paced and tx_duration is not None and tx_duration > duration_s * (1.0 + float(self.cfg["rate_tolerance"])):
+            valid = False
+            reason = (f"the pacer needed {tx_duration:.4f} s to send what was asked for {duration_s:g} s "
+                      f"(achieved {tx_total / tx_duration:.0f} of {load_fps:.0f} fps)")
+        return TrialResult(
+            intended_load_fps=float(load_fps or 0.0),
+            intended_duration_s=float(duration_s),
+            frame_size_bytes=profile.frame_size_bytes,
+            tx_frames=tx_total,
+            rx_frames=rx_total,
+            directions=tuple(result_dirs),
+            tx_duration_s=tx_duration,
+            effective_duration_s=time.monotonic() - t0,
+            probes=probe_outcome.records if probe_outcome is not None else None,
+            valid=valid,
+            invalid_reason=reason,
+            generator_stats=stats,
+            pacing=pacing,
+            rx_wrong_frames=rx_wrong,
+        )
+
+    def _direction_counters(self, before, after, foreign, probe_outcome, stats) -> list[DirectionCounters]:
+        """Frames sent and received per direction from the ports' counters (see the module doc)."""
+        result_dirs = []
+        for d in self._directions:
+            tx_delta = after[d.tx.iface] - before[d.tx.iface]
+            rx_delta = after[d.rx.iface] - before[d.rx.iface]
+            tx_frames = tx_delta.tx_packets + tx_delta.tx_dropped
+            rx_frames = rx_delta.rx_packets - foreign.get(d.rx.iface, 0)
+            if probe_outcome is not None:
+                if probe_outcome.tx_iface == d.tx.iface:
+                    tx_frames -= probe_outcome.sent + probe_outcome.send_failed
+                if probe_outcome.rx_iface == d.rx.iface:
+                    rx_frames -= probe_outcome.rx_frames
+            result_dirs.append(DirectionCounters(tx_port=d.tx.index, rx_port=d.rx.index,
+                                                 tx_frames=tx_frames, rx_frames=rx_frames))
+            stats["directions"].append({
+                "tx_iface": d.tx.iface,
+                "rx_iface": d.rx.iface,
+                "tx_dropped_by_peer": tx_delta.tx_dropped,
+                "rx_dropped": rx_delta.rx_dropped,
+                "foreign_rx_frames": foreign.get(d.rx.iface, 0),
+            })
+        return result_dirs
 
     # -- trial steps ---------------------------------------------------------------------
 
@@ -871,6 +1025,35 @@ def _mean_frame_bytes(directions: Sequence[_Direction]) -> float:
     """Mean size on the wire (FCS included) of the frames one sender alternates between:
     the byte rate its shaper needs (a tunnel's frames are larger than the plain ones)."""
     return sum(d.template.frame_size_bytes for d in directions) / len(directions)
+
+
+def _pacer_binary(cfg: Mapping[str, Any]) -> str:
+    """The pacer's executable: ``pacer_binary`` or the shipped source, built once."""
+    if cfg.get("pacer_binary"):
+        return str(cfg["pacer_binary"])
+    try:
+        return str(pacer_engine.ensure_built())
+    except (pacer_engine.PacerBuildError, OSError) as exc:
+        raise PluginError(f"trafgen: {exc}") from None
+
+
+def _pacer_prerequisites(cfg: Mapping[str, Any]) -> list[Prerequisite]:
+    """The pacer engine needs its sender: a prebuilt one, or a compiler to build it (done
+    here, once per source version, so a run that cannot have it stops before it starts)."""
+    configured = cfg.get("pacer_binary")
+    if configured:
+        if not (os.path.isfile(configured) and os.access(configured, os.X_OK)):
+            return [Prerequisite(f"the pacer sender {configured} (trafficgen.trafgen.pacer_binary)",
+                                 "point it at an executable, or set it to null to build it")]
+        return []
+    try:
+        pacer_engine.ensure_built()
+    except pacer_engine.PacerBuildError as exc:
+        return [Prerequisite("the pacer sender of trafficgen trafgen", f"{exc}; or engine: trafgen")]
+    except OSError as exc:
+        return [Prerequisite(f"a cache directory for the pacer sender ({pacer_engine.cache_dir()}: {exc})",
+                             "set VSBENCH_CACHE_DIR to a writable directory")]
+    return []
 
 
 def direction_match_bytecode(direction: int, payload_offset: int = RX_PAYLOAD_OFFSET) -> str:

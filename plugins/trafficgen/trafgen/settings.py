@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+ENGINES = ("pacer", "trafgen")
+
 DEFAULTS: dict[str, Any] = {
+    "engine": "pacer",
+    "pacer_tx": "ring",
+    "pacer_batch": 32,
+    "pacer_ring_slots": 1024,
+    "pacer_binary": None,
+    "pacer_fifo_priority": 1,
     "binary": "trafgen",
     "cpus": [0],
     "tx_path": "sendto",
@@ -32,6 +40,23 @@ SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
+        "engine": {"enum": list(ENGINES),
+                   "description": "pacer: vsbench's own sender (csrc/vsbench_pacer.c, built on first use), "
+                                  "paced by its clock, PACKET_QDISC_BYPASS, both directions from one "
+                                  "process on cpus[0]; trafgen: netsniff-ng trafgen paced by a tbf "
+                                  "shaper (tx_path, bidirectional_shaper, shaper_burst_s)"},
+        "pacer_tx": {"enum": ["ring", "mmsg"],
+                     "description": "pacer: hand frames over through a PACKET_TX_RING or sendmmsg()"},
+        "pacer_batch": {"type": "integer", "minimum": 1, "maximum": 256,
+                        "description": "pacer: most frames handed over at once (when behind schedule)"},
+        "pacer_ring_slots": {"type": "integer", "minimum": 16, "maximum": 1048576,
+                             "description": "pacer: TX ring slots per port"},
+        "pacer_binary": {"type": ["string", "null"],
+                         "description": "pacer: a prebuilt sender; null: build csrc/vsbench_pacer.c "
+                                        "once into VSBENCH_CACHE_DIR (default /var/cache/vsbench)"},
+        "pacer_fifo_priority": {"type": "integer", "minimum": 0, "maximum": 99,
+                                "description": "pacer: SCHED_FIFO priority while it sends (0: a normal task); "
+                                               "a normal task on a shared CPU is descheduled for milliseconds"},
         "binary": {"type": "string", "minLength": 1,
                    "description": "the trafgen executable (name on PATH or full path)"},
         "cpus": {"type": "array", "minItems": 1, "uniqueItems": True,

@@ -1,0 +1,537 @@
+/*
+ * vsbench-pacer: the embedded generator's bulk sender (vsbench trafficgen "trafgen",
+ * engine "pacer"). One process, one CPU, up to two streams (one per generator port).
+ *
+ * Why it exists: pacing netsniff-ng trafgen with a tbf shaper costs a qdisc round trip
+ * and a timer interrupt per few frames, which on a 2-core VM halves what one core can
+ * send, and the shaper's bucket makes the offered load in any short window differ from
+ * the nominal one. This sender paces itself: frame j of the trial (all streams, in turn)
+ * is due at t0 + j / rate; each loop iteration reads CLOCK_MONOTONIC and hands the kernel
+ * every frame that is due (at most --batch), through a packet socket with
+ * PACKET_QDISC_BYPASS (no qdisc, the driver's xmit directly) and either a TX_RING
+ * (--tx ring) or sendmmsg() (--tx mmsg). It counts what it handed over in 100-us bins,
+ * so the trial result can say how exact the pacing was: the largest deviation of any
+ * 10 ms window from the nominal rate and the most frames in any 1 ms.
+ *
+ * Flows: each stream's frame k carries, in every varying field, base + (k mod period)
+ * (the same lock-step counters as the trafgen configuration, see flows.py); the IPv4
+ * header checksum is recomputed and the UDP checksum updated incrementally (RFC 1624).
+ *
+ * Protocol: the configuration file (-c) has one "stream" block per port:
+ *     stream <ifname>
+ *     frame <hex bytes of the frame without FCS>
+ *     ip <offset of the IPv4 header>
+ *     field <offset> <width 2|4> <base> <period>      (zero or more)
+ * Options: -r <aggregate frames/s, 0 = as fast as possible> -n <frames per stream>
+ * [-C cpu] [-b batch] [-t ring|mmsg] [--qdisc] [-R ring slots] [-B bins file] [-P fifo priority] [-w]
+ * With -w it prints "ready" once its sockets are set up and waits for a line on stdin
+ * before it starts; it always prints "running" when it starts and, at the end, one JSON
+ * object (the summary) on stdout. SIGTERM/SIGINT stop it early (the summary says so).
+ * Exit 0 when every frame was handed over, 3 when stopped early, 1 on an error.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PACKET_QDISC_BYPASS
+#define PACKET_QDISC_BYPASS 20
+#endif
+
+#define MAX_STREAMS 2
+#define MAX_FIELDS 8
+#define MAX_FRAME 9216
+#define MAX_BATCH 256
+#define BIN_NS 100000ULL /* 100 us */
+
+struct field {
+	unsigned offset, width;
+	uint64_t base, period;
+	int in_ip, in_udp_pseudo, in_udp;
+};
+
+struct stream {
+	char ifname[IF_NAMESIZE];
+	unsigned char frame[MAX_FRAME];
+	unsigned len, ip_off;
+	struct field fields[MAX_FIELDS];
+	unsigned nfields;
+	int fd;
+	/* TX ring */
+	unsigned char *ring;
+	unsigned slots, slot_size, head;
+	/* sendmmsg */
+	unsigned char *bufs;
+	uint64_t k;      /* frames built so far */
+	uint64_t sent;   /* frames the kernel accepted */
+	uint64_t errors; /* frames it refused */
+	uint16_t udp_csum0;
+};
+
+static struct stream streams[MAX_STREAMS];
+static unsigned nstreams;
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) { (void)sig; stop_flag = 1; }
+
+static void die(const char *what)
+{
+	fprintf(stderr, "vsbench-pacer: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void fail(const char *msg)
+{
+	fprintf(stderr, "vsbench-pacer: %s\n", msg);
+	exit(1);
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+	return -1;
+}
+
+static void read_config(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) die(path);
+	static char line[2 * MAX_FRAME + 64];
+	struct stream *s = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+		while (*p == ' ' || *p == '\t') p++;
+		if (*p == '#' || *p == '\n' || *p == 0) continue;
+		if (!strncmp(p, "stream ", 7)) {
+			if (nstreams == MAX_STREAMS) fail("at most two streams");
+			s = &streams[nstreams++];
+			memset(s, 0, sizeof(*s));
+			if (sscanf(p + 7, "%15s", s->ifname) != 1) fail("stream: no interface");
+		} else if (!s) {
+			fail("configuration must start with a stream line");
+		} else if (!strncmp(p, "frame ", 6)) {
+			p += 6;
+			unsigned n = 0;
+			while (hexval(p[0]) >= 0 && hexval(p[1]) >= 0) {
+				if (n == MAX_FRAME) fail("frame too long");
+				s->frame[n++] = (unsigned char)(hexval(p[0]) << 4 | hexval(p[1]));
+				p += 2;
+			}
+			if (n < 42) fail("frame too short for Ethernet/IPv4/UDP");
+			s->len = n;
+		} else if (!strncmp(p, "ip ", 3)) {
+			s->ip_off = (unsigned)strtoul(p + 3, NULL, 10);
+		} else if (!strncmp(p, "field ", 6)) {
+			if (s->nfields == MAX_FIELDS) fail("too many fields");
+			struct field *fl = &s->fields[s->nfields++];
+			unsigned long long base, period;
+			if (sscanf(p + 6, "%u %u %llu %llu", &fl->offset, &fl->width, &base, &period) != 4)
+				fail("field: expected <offset> <width> <base> <period>");
+			if (fl->width != 2 && fl->width != 4) fail("field width must be 2 or 4");
+			if (period < 1) fail("field period must be >= 1");
+			fl->base = base;
+			fl->period = period;
+		} else {
+			fail("unknown configuration line");
+		}
+	}
+	fclose(f);
+	if (!nstreams) fail("no stream in the configuration");
+	for (unsigned i = 0; i < nstreams; i++) {
+		struct stream *st = &streams[i];
+		if (!st->len) fail("stream without a frame");
+		if (st->ip_off + 28 > st->len) fail("IPv4/UDP headers do not fit the frame");
+		unsigned udp = st->ip_off + 20;
+		st->udp_csum0 = (uint16_t)(st->frame[udp + 6] << 8 | st->frame[udp + 7]);
+		for (unsigned j = 0; j < st->nfields; j++) {
+			struct field *fl = &st->fields[j];
+			if (fl->offset + fl->width > st->len) fail("field outside the frame");
+			fl->in_ip = fl->offset >= st->ip_off && fl->offset < st->ip_off + 20;
+			fl->in_udp_pseudo = fl->offset >= st->ip_off + 12 && fl->offset < st->ip_off + 20;
+			fl->in_udp = fl->offset >= udp && fl->offset < udp + 8;
+		}
+	}
+}
+
+/* ones' complement helpers */
+static inline uint32_t csum_add16(uint32_t sum, const unsigned char *p, unsigned n)
+{
+	for (unsigned i = 0; i + 1 < n; i += 2) sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	return sum;
+}
+
+static inline uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* Write frame k of stream s into buf (a copy of the template with the counters applied). */
+static inline void build(struct stream *s, unsigned char *buf, uint64_t k)
+{
+	memcpy(buf, s->frame, s->len);
+	if (!s->nfields) return;
+	uint32_t udp_delta = 0; /* sum(new) + sum(~old) over words covered by the UDP checksum */
+	int udp_touched = 0, ip_touched = 0;
+	for (unsigned j = 0; j < s->nfields; j++) {
+		struct field *fl = &s->fields[j];
+		uint64_t v = fl->base + (k % fl->period);
+		unsigned char *p = buf + fl->offset;
+		if (fl->in_udp_pseudo || fl->in_udp) {
+			for (unsigned i = 0; i < fl->width; i += 2)
+				udp_delta += (uint16_t)~(p[i] << 8 | p[i + 1]);
+		}
+		if (fl->width == 4) {
+			p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
+			p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
+		} else {
+			p[0] = (unsigned char)(v >> 8); p[1] = (unsigned char)v;
+		}
+		if (fl->in_udp_pseudo || fl->in_udp) {
+			udp_delta = csum_add16(udp_delta, p, fl->width);
+			udp_touched = 1;
+		}
+		if (fl->in_ip) ip_touched = 1;
+	}
+	unsigned ip = s->ip_off;
+	if (ip_touched) {
+		buf[ip + 10] = buf[ip + 11] = 0;
+		uint16_t c = (uint16_t)~csum_fold(csum_add16(0, buf + ip, 20));
+		buf[ip + 10] = (unsigned char)(c >> 8); buf[ip + 11] = (unsigned char)c;
+	}
+	if (udp_touched && s->udp_csum0) {
+		/* RFC 1624: HC' = ~(~HC + ~m + m') */
+		uint32_t sum = (uint16_t)~s->udp_csum0;
+		sum += udp_delta;
+		uint16_t c = (uint16_t)~csum_fold(sum);
+		if (c == 0) c = 0xffff;
+		unsigned udp = ip + 20;
+		buf[udp + 6] = (unsigned char)(c >> 8); buf[udp + 7] = (unsigned char)c;
+	}
+}
+
+static int open_socket(struct stream *s, int use_ring, unsigned ring_slots, int bypass, int batch)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW, 0); /* protocol 0: sends only, receives nothing */
+	if (fd < 0) die("socket(AF_PACKET)");
+	int one = 1;
+	if (bypass && setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) < 0)
+		die("PACKET_QDISC_BYPASS");
+	unsigned ifindex = if_nametoindex(s->ifname);
+	if (!ifindex) die(s->ifname);
+	if (use_ring) {
+		int v = TPACKET_V2;
+		if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) < 0) die("PACKET_VERSION");
+		unsigned need = TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) + s->len;
+		unsigned size = 64;
+		while (size < need) size <<= 1;
+		struct tpacket_req req = {0};
+		req.tp_frame_size = size;
+		req.tp_block_size = size < 4096 ? 4096 : size;
+		unsigned per_block = req.tp_block_size / size;
+		req.tp_block_nr = (ring_slots + per_block - 1) / per_block;
+		req.tp_frame_nr = req.tp_block_nr * per_block;
+		if (setsockopt(fd, SOL_PACKET, PACKET_TX_RING, &req, sizeof(req)) < 0) die("PACKET_TX_RING");
+		s->slots = req.tp_frame_nr;
+		s->slot_size = size;
+		s->ring = mmap(NULL, (size_t)req.tp_block_size * req.tp_block_nr, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_LOCKED | MAP_POPULATE, fd, 0);
+		if (s->ring == MAP_FAILED) {
+			s->ring = mmap(NULL, (size_t)req.tp_block_size * req.tp_block_nr, PROT_READ | PROT_WRITE,
+				       MAP_SHARED, fd, 0);
+			if (s->ring == MAP_FAILED) die("mmap TX ring");
+		}
+	} else {
+		s->bufs = aligned_alloc(64, (size_t)batch * ((s->len + 63) & ~63u));
+		if (!s->bufs) die("malloc");
+	}
+	struct sockaddr_ll ll = {0};
+	ll.sll_family = AF_PACKET;
+	ll.sll_protocol = 0;
+	ll.sll_ifindex = (int)ifindex;
+	if (bind(fd, (struct sockaddr *)&ll, sizeof(ll)) < 0) die("bind");
+	s->fd = fd;
+	return fd;
+}
+
+/* Hand n frames of stream s to the kernel; returns how many it accepted. */
+static unsigned send_ring(struct stream *s, unsigned n)
+{
+	unsigned queued = 0;
+	for (; queued < n; queued++) {
+		struct tpacket2_hdr *h = (void *)(s->ring + (size_t)s->head * s->slot_size);
+		unsigned spins = 0;
+		while (h->tp_status != TP_STATUS_AVAILABLE) {
+			if (h->tp_status == TP_STATUS_WRONG_FORMAT) fail("kernel rejected a frame (wrong format)");
+			if (queued) break;  /* send what we have; the slot frees meanwhile */
+			struct pollfd pfd = {.fd = s->fd, .events = POLLOUT};
+			poll(&pfd, 1, 1);
+			if (++spins > 2000 || stop_flag) return 0;
+		}
+		if (h->tp_status != TP_STATUS_AVAILABLE) break;
+		unsigned char *data = (unsigned char *)h + TPACKET2_HDRLEN - sizeof(struct sockaddr_ll);
+		build(s, data, s->k++);
+		h->tp_len = s->len;
+		h->tp_status = TP_STATUS_SEND_REQUEST;
+		s->head = (s->head + 1) % s->slots;
+	}
+	if (!queued) return 0;
+	for (;;) {
+		ssize_t r = send(s->fd, NULL, 0, MSG_DONTWAIT);
+		if (r >= 0) break;
+		if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR) {
+			if (stop_flag) break;
+			continue;
+		}
+		die("send (TX ring)");
+	}
+	s->sent += queued;
+	return queued;
+}
+
+static unsigned send_mmsg(struct stream *s, unsigned n)
+{
+	static struct mmsghdr msgs[MAX_BATCH];
+	static struct iovec iov[MAX_BATCH];
+	unsigned stride = (s->len + 63) & ~63u;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned char *buf = s->bufs + (size_t)i * stride;
+		build(s, buf, s->k + i);
+		iov[i].iov_base = buf;
+		iov[i].iov_len = s->len;
+		memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	unsigned done = 0;
+	while (done < n) {
+		int r = sendmmsg(s->fd, msgs + done, n - done, 0);
+		if (r < 0) {
+			if (errno == EINTR && !stop_flag) continue;
+			if (errno == ENOBUFS || errno == EAGAIN) {
+				if (stop_flag) break;
+				continue;
+			}
+			die("sendmmsg");
+		}
+		done += (unsigned)r;
+	}
+	s->k += done;
+	s->sent += done;
+	return done;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: vsbench-pacer -c config -n frames_per_stream [-r aggregate_fps] [-C cpu] "
+			"[-b batch] [-t ring|mmsg] [--qdisc] [-R ring_slots] [-B bins_file] [-P fifo_priority] [-w]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *config = NULL, *bins_path = NULL;
+	double rate = 0;
+	unsigned long long per_stream = 0;
+	int cpu = -1, batch = 32, use_ring = 1, bypass = 1, wait_go = 0, fifo = 0;
+	unsigned yield_period_us = 0, yield_us = 0;
+	unsigned ring_slots = 1024;
+	static const struct option longopts[] = {
+		{"qdisc", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {0}};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "c:n:r:C:b:t:R:B:P:Y:wqh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 'n': per_stream = strtoull(optarg, NULL, 10); break;
+		case 'r': rate = strtod(optarg, NULL); break;
+		case 'C': cpu = atoi(optarg); break;
+		case 'b': batch = atoi(optarg); break;
+		case 't': use_ring = strcmp(optarg, "mmsg") != 0; break;
+		case 'R': ring_slots = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'B': bins_path = optarg; break;
+		case 'w': wait_go = 1; break;
+		case 'P': fifo = atoi(optarg); break;
+		case 'Y':
+			if (sscanf(optarg, "%u,%u", &yield_period_us, &yield_us) != 2) usage();
+			break;
+		case 'q': bypass = 0; break;
+		default: usage();
+		}
+	}
+	if (!config || !per_stream || batch < 1 || batch > MAX_BATCH || rate < 0 || ring_slots < 16) usage();
+	read_config(config);
+
+	if (cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0) die("sched_setaffinity");
+	}
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	if (fifo > 0) {
+		/* A normal task on a shared CPU is descheduled for milliseconds, and the load
+		 * offered in that window is off by as much; SCHED_FIFO at a low priority yields
+		 * only to interrupts and the kernel's own real-time threads. */
+		struct sched_param sp = {.sched_priority = fifo};
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) die("sched_setscheduler(SCHED_FIFO)");
+	}
+	mlockall(MCL_CURRENT | MCL_FUTURE);
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	for (unsigned i = 0; i < nstreams; i++) open_socket(&streams[i], use_ring, ring_slots, bypass, batch);
+
+	uint64_t total = per_stream * nstreams;
+	double ns_per_frame = rate > 0 ? 1e9 / rate : 0;
+	/* bins: generous length (paced: 2x nominal + 2 s); unpaced: 60 s */
+	double nominal_s = rate > 0 ? (double)total / rate : 0;
+	size_t nbins = (size_t)((rate > 0 ? 2 * nominal_s + 2 : 60) * 1e9 / BIN_NS) + 1;
+	uint32_t *bins = calloc(nbins, sizeof(uint32_t));
+	if (!bins) die("calloc bins");
+
+	if (wait_go) {
+		printf("ready\n");
+		fflush(stdout);
+		char buf[16];
+		if (!fgets(buf, sizeof(buf), stdin)) return 1;
+	}
+	printf("running\n");
+	fflush(stdout);
+
+	uint64_t sent = 0, loops = 0, max_gap = 0, late_max = 0;
+	uint64_t t0 = now_ns() + 20000; /* first frame 20 us from now */
+	while (now_ns() < t0) ;
+	uint64_t prev = t0, t_first = 0, t_last = t0;
+	unsigned next_stream = 0;
+	/* -Y: under SCHED_FIFO, give the CPU away for yield_us every yield_period_us, so a
+	 * normal task stuck on this CPU is not starved until the kernel's fair server takes
+	 * the CPU for up to 50 ms at once. Off by default: on a VM the idle CPU halts, and
+	 * waking a halted vCPU took up to 28 ms on a busy host (measured), far worse. */
+	uint64_t yield_every = fifo > 0 && yield_us && yield_period_us ? (uint64_t)yield_period_us * 1000ULL : 0;
+	uint64_t next_yield = t0 + yield_every, yields = 0;
+	while (sent < total && !stop_flag) {
+		uint64_t now = now_ns();
+		loops++;
+		if (yield_every && now >= next_yield) {
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)yield_us * 1000L};
+			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+			yields++;
+			next_yield = now + yield_every;
+			now = now_ns();
+		}
+		if (now - prev > max_gap) max_gap = now - prev;
+		prev = now;
+		uint64_t due;
+		if (rate > 0) {
+			due = (uint64_t)((double)(now - t0) / ns_per_frame) + 1;
+			if (due > total) due = total;
+			if (due <= sent) {
+				/* Nothing due: sleep when the next frame is more than 1 ms away, else spin
+				 * (a sleeping vCPU may halt, and waking it can take far longer). */
+				uint64_t next_at = t0 + (uint64_t)((double)sent * ns_per_frame);
+				if (next_at > now + 1000000) {
+					struct timespec ts;
+					uint64_t wake = next_at - 200000;
+					ts.tv_sec = (time_t)(wake / 1000000000ULL);
+					ts.tv_nsec = (long)(wake % 1000000000ULL);
+					clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+					prev = now_ns();
+				}
+				continue;
+			}
+			uint64_t behind = now - (t0 + (uint64_t)((double)sent * ns_per_frame));
+			if (behind > late_max) late_max = behind;
+		} else {
+			due = total;
+		}
+		unsigned n = (unsigned)(due - sent > (uint64_t)batch ? (uint64_t)batch : due - sent);
+		/* global frame j goes to stream j mod nstreams */
+		unsigned counts[MAX_STREAMS] = {0};
+		for (unsigned i = 0; i < n; i++) counts[(next_stream + i) % nstreams]++;
+		unsigned done = 0;
+		for (unsigned i = 0; i < nstreams; i++) {
+			unsigned si = (next_stream + i) % nstreams;
+			if (!counts[si]) continue;
+			unsigned got = use_ring ? send_ring(&streams[si], counts[si]) : send_mmsg(&streams[si], counts[si]);
+			done += got;
+			if (got < counts[si]) { counts[si] = got; break; }
+		}
+		if (!done) continue;
+		next_stream = (unsigned)((next_stream + done) % nstreams);
+		sent += done;
+		uint64_t t = now_ns();
+		if (!t_first) t_first = t;
+		t_last = t;
+		size_t b = (size_t)((t - t0) / BIN_NS);
+		if (b >= nbins) b = nbins - 1;
+		bins[b] += done;
+	}
+	uint64_t t_end = now_ns();
+
+	/* Pacing figures over the paced span [t0, t0 + total/rate]. */
+	size_t used = (size_t)((t_last - t0) / BIN_NS) + 1;
+	if (used > nbins) used = nbins;
+	/* 10 ms windows: only those wholly inside the schedule [t0, t0 + total / rate) */
+	size_t full = rate > 0 ? (size_t)(nominal_s * 1e9 / BIN_NS) : 0;
+	if (full > nbins) full = nbins;
+	uint64_t max1 = 0, windows = 0;
+	double expect10 = rate > 0 ? rate * 0.010 : 0;
+	double worst10 = 0;
+	for (size_t i = 0; i < used; i++) {
+		uint64_t s1 = 0;
+		for (size_t j = i; j < i + 10 && j < used; j++) s1 += bins[j];
+		if (s1 > max1) max1 = s1;
+		if (rate > 0 && i + 100 <= full) {
+			uint64_t s10 = 0;
+			for (size_t j = i; j < i + 100; j++) s10 += bins[j];
+			double dev = (double)s10 - expect10;
+			if (dev < 0) dev = -dev;
+			if (dev > worst10) worst10 = dev;
+			windows++;
+		}
+	}
+	if (bins_path) {
+		FILE *bf = fopen(bins_path, "wb");
+		if (bf) { fwrite(bins, sizeof(uint32_t), used, bf); fclose(bf); }
+	}
+	printf("{\"sent\": %llu, \"asked\": %llu, \"streams\": [", (unsigned long long)sent, (unsigned long long)total);
+	for (unsigned i = 0; i < nstreams; i++)
+		printf("%s{\"iface\": \"%s\", \"sent\": %llu}", i ? ", " : "", streams[i].ifname,
+		       (unsigned long long)streams[i].sent);
+	printf("], \"rate_fps\": %.3f, \"first_ns\": %llu, \"last_ns\": %llu, \"span_s\": %.9f, "
+	       "\"elapsed_s\": %.9f, \"max_frames_1ms\": %llu, \"windows_10ms\": %llu, "
+	       "\"max_dev_frames_10ms\": %.1f, \"max_late_ns\": %llu, \"max_gap_ns\": %llu, \"loops\": %llu, "
+	       "\"stopped\": %s, \"bin_ns\": %llu, \"yields\": %llu}\n",
+	       rate, (unsigned long long)(t_first ? t_first - t0 : 0), (unsigned long long)(t_last - t0),
+	       (double)(t_last - t0) / 1e9, (double)(t_end - t0) / 1e9, (unsigned long long)max1,
+	       (unsigned long long)windows, worst10, (unsigned long long)late_max, (unsigned long long)max_gap,
+	       (unsigned long long)loops, stop_flag ? "true" : "false", (unsigned long long)BIN_NS,
+	       (unsigned long long)yields);
+	fflush(stdout);
+	return sent < total ? 3 : 0;
+}
