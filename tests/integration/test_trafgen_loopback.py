@@ -31,15 +31,16 @@ if which("trafgen") is None:
 from vsbench_plugins.trafficgen.trafgen import Trafgen  # noqa: E402
 
 
-@pytest.fixture
-def loopback(tmp_path):
-    """(generator, testbed) on a fresh loopback testbed; asserts a clean teardown."""
+@pytest.fixture(params=["pacer", "trafgen"])
+def loopback(request, tmp_path):
+    """(generator, testbed) on a fresh loopback testbed, once per engine; asserts a clean
+    teardown."""
     run_id = naming.new_run_id()
     claim = runstate.claim(run_id)  # live: a concurrent `vsbench cleanup` leaves it alone
     resources = ResourceStack()
     try:
         tb = create_loopback_testbed(run_id, resources)
-        ctx = PluginContext(run_id=run_id, settings={}, log_dir=tmp_path / "logs",
+        ctx = PluginContext(run_id=run_id, settings={"engine": request.param}, log_dir=tmp_path / "logs",
                             resources=resources, work_dir=tmp_path / "work")
         gen = Trafgen(ctx)
         gen.start()
@@ -59,13 +60,22 @@ def test_unidirectional_trial_counts_exactly(loopback):
     [d] = r.directions
     assert (d.tx_port, d.rx_port, d.tx_frames, d.rx_frames) == (0, 1, 20_000, 20_000)
     assert r.intended_load_fps == 20_000 and r.intended_duration_s == 1.0
-    # the shaper never sends faster than asked; the figure is trafgen's loop plus the queue
-    # drain seen after it exited, so it may fall short by what drained while trafgen exited
+    # trafgen: the shaper never sends faster than asked; the figure is trafgen's loop plus
+    # the queue drain seen after it exited, so it may fall short by what drained while
+    # trafgen exited. pacer: its schedule's t0 to its last frame plus one frame time.
     assert r.tx_duration_s is not None and r.tx_duration_s > 0.95
     if r.valid:
         assert r.tx_duration_s <= 1.001
     assert r.effective_duration_s >= r.tx_duration_s
     assert r.probes is None
+    if gen.cfg["engine"] == "pacer":
+        p = r.pacing
+        assert p is not None and p.window_s == 0.01 and p.nominal_frames_per_window == 200
+        assert p.windows == 100  # the second's consecutive 10 ms windows
+        if r.valid:
+            assert p.max_window_deviation_frames <= 2 and p.max_frames_per_burst_window <= 40
+    else:
+        assert r.pacing is None
 
 
 def test_bidirectional_trial_splits_the_load(loopback):
@@ -75,9 +85,13 @@ def test_bidirectional_trial_splits_the_load(loopback):
     assert [(d.tx_port, d.rx_port, d.tx_frames, d.rx_frames) for d in r.directions] == [
         (0, 1, 15_000, 15_000), (1, 0, 15_000, 15_000)]
     assert r.tx_frames == r.rx_frames == 30_000
-    # one trafgen and one shaper for both directions by default, frames redirected per port
-    [stream] = r.generator_stats["streams"]
-    assert stream["directions"] == [0, 1] and stream["trafgen_tx_frames"] == 30_000
+    if gen.cfg["engine"] == "trafgen":
+        # one trafgen and one shaper for both directions by default, frames redirected per port
+        [stream] = r.generator_stats["streams"]
+        assert stream["directions"] == [0, 1] and stream["trafgen_tx_frames"] == 30_000
+    else:  # one pacer sends both directions in turn
+        assert r.generator_stats["pacer"]["per_port"] == {tb.links[0].tg_iface: 15_000,
+                                                          tb.links[1].tg_iface: 15_000}
     # (validity is not asserted: on the shared 2-CPU machine another job can starve any
     # generator; the counts above hold whatever the timing)
 
@@ -128,7 +142,8 @@ def test_frames_too_small_and_unknown_fields_are_one_line_errors(loopback):
 def test_ring_path_pins_one_cpu_per_direction(loopback, tmp_path):
     gen, tb = loopback
     ring = Trafgen(PluginContext(run_id=tb.run_id,
-                                 settings={"tx_path": "ring", "cpus": [0, 1], "bidirectional_shaper": "per_port"},
+                                 settings={"engine": "trafgen", "tx_path": "ring", "cpus": [0, 1],
+                                           "bidirectional_shaper": "per_port"},
                                  log_dir=tmp_path / "ring-logs", resources=gen.context.resources,
                                  work_dir=tmp_path / "ring-work"))
     ring.start()
@@ -143,7 +158,7 @@ def test_ring_path_pins_one_cpu_per_direction(loopback, tmp_path):
 def test_ring_path_spreads_one_direction_over_two_cpus(loopback, tmp_path):
     """Two workers share one direction's frames; trafgen splits the exact count."""
     gen, tb = loopback
-    ring = Trafgen(PluginContext(run_id=tb.run_id, settings={"tx_path": "ring", "cpus": [0, 1]},
+    ring = Trafgen(PluginContext(run_id=tb.run_id, settings={"engine": "trafgen", "tx_path": "ring", "cpus": [0, 1]},
                                  log_dir=tmp_path / "ring2-logs", resources=gen.context.resources,
                                  work_dir=tmp_path / "ring2-work"))
     ring.start()
@@ -152,3 +167,46 @@ def test_ring_path_spreads_one_direction_over_two_cpus(loopback, tmp_path):
     r = ring.run_trial(20_001, 1.0)
     assert r.tx_frames == r.rx_frames == 20_001
     assert r.generator_stats["streams"][0]["cpus"] == [0, 1]
+
+
+_CAPTURE = """
+import socket, sys
+iface, count = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+s.bind((iface, 0))
+s.settimeout(10)
+print("ready", flush=True)
+for _ in range(count):
+    print(s.recv(4096).hex(), flush=True)
+"""
+
+
+def test_pacer_frames_are_the_flow_plan_with_valid_checksums(loopback):
+    """Every frame the pacer sends is the template of its flow, checksums recomputed --
+    byte for byte what scapy builds for that flow (the trafgen configuration's contract)."""
+    import subprocess
+    import sys
+
+    from vsbench_plugins.trafficgen.trafgen import flows, frames
+
+    gen, tb = loopback
+    if gen.cfg["engine"] != "pacer":
+        pytest.skip("trafgen's frames are checked against its configuration in the unit tests")
+    fields = FlowFields(vary=("src_ip", "dst_ip", "src_port", "dst_port"), src_port=65000)
+    gen.configure(TrafficProfile(frame_size_bytes=64, flows=1000, bidirectional=False, fields=fields),
+                  generator_ports_of(tb))
+    cap = subprocess.Popen(["ip", "netns", "exec", tb.tg_netns, sys.executable, "-c", _CAPTURE,
+                            tb.links[1].tg_iface, "1200"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert cap.stdout.readline().strip() == "ready"
+        r = gen.run_trial(10_000, 0.12)
+        assert r.tx_frames == r.rx_frames == 1200
+        got = [bytes.fromhex(cap.stdout.readline().strip()) for _ in range(1200)]
+    finally:
+        cap.kill()
+        cap.wait()
+    plan = flows.plan_flows(fields, 1000)
+    expected = {k: frames.bulk_template(flows.flow_values(fields, plan, k), 64, 0).data for k in range(1000)}
+    assert got[:1000] == [expected[k] for k in range(1000)]  # frame k is flow k, in order
+    assert got[1000:] == [expected[k] for k in range(200)]   # and the cycle starts again

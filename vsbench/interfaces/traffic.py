@@ -209,14 +209,16 @@ class LatencyHistogram:
 class PacingStats:
     """How evenly a paced generator offered its load, as the generator itself measured it.
 
-    The generator counts the frames it handed to the port in bins of ``resolution_s`` and
-    slides a window of ``window_s`` over them, one bin at a time, across the whole trial:
-    ``max_window_deviation_frames`` is the largest difference between a window's frames
-    and the nominal ``nominal_frames_per_window`` (the trial's load x ``window_s``). A
-    window more than :data:`vsbench.measurement.validity.PACING_TOLERANCE` off makes the
-    trial invalid (the load it claims is not what was offered then). Burstiness: the most
-    frames in any ``burst_window_s`` (default 1 ms) window; ``max_late_s`` is how far the
-    sender ever fell behind its schedule (it catches up at once).
+    The generator counts the frames it handed to the port in bins of ``resolution_s``.
+    ``max_window_deviation_frames`` is the largest difference between the frames of one of
+    the trial's consecutive ``window_s`` windows (from the first frame's due time) and the
+    nominal ``nominal_frames_per_window`` (the trial's load x ``window_s``): a window more
+    than :data:`vsbench.measurement.validity.PACING_TOLERANCE` off makes the trial invalid
+    (the load it claims is not what was offered then). ``max_sliding_deviation_frames`` is
+    the same over every window position, sliding by ``resolution_s``: it also sees a stall
+    the sender caught up with inside its window. Burstiness: the most frames in any
+    ``burst_window_s`` (1 ms) window, sliding; ``max_late_s`` is how far the sender ever
+    fell behind its schedule (it catches up at once, at most as fast as it can send).
     """
 
     window_s: float
@@ -227,6 +229,7 @@ class PacingStats:
     burst_window_s: float = 0.001
     max_frames_per_burst_window: int = 0
     max_late_s: float | None = None
+    max_sliding_deviation_frames: float | None = None
 
     @property
     def max_window_deviation_ratio(self) -> float | None:
@@ -250,6 +253,7 @@ class PacingStats:
             "max_frames_per_burst_window": int(self.max_frames_per_burst_window),
             "burst_ratio": self.burst_ratio,
             "max_late_s": self.max_late_s,
+            "max_sliding_deviation_frames": self.max_sliding_deviation_frames,
         }
 
     @classmethod
@@ -261,6 +265,7 @@ class PacingStats:
             burst_window_s=float(doc.get("burst_window_s", 0.001)),
             max_frames_per_burst_window=int(doc.get("max_frames_per_burst_window", 0)),
             max_late_s=doc.get("max_late_s"),
+            max_sliding_deviation_frames=doc.get("max_sliding_deviation_frames"),
         )
 
 

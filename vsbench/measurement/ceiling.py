@@ -21,7 +21,7 @@ from vsbench.interfaces.traffic import TrialResult
 #: Length of the calibration burst in seconds at the expected rate: long enough that the
 #: start (socket and ring set-up are outside the timed span anyway) and a descheduled
 #: millisecond do not matter, short enough to cost little per frame size.
-CALIBRATION_S = 0.5
+CALIBRATION_S = 0.3
 #: The share of the unpaced rate the search may ask for. Paced at 100% the sender has no
 #: slack to catch up after the machine took its CPU for a moment; a few percent keep the
 #: search's top trials deliverable (measured: tools/bench/generator_engines.py).

@@ -38,7 +38,8 @@ RUNNING_MARK = "running"
 TX_MODES = ("ring", "mmsg")
 #: Exit status when SIGTERM stopped it before every frame was handed over.
 EXIT_STOPPED = 3
-#: Pacing is judged on windows of this length at the sender's bin resolution.
+#: Pacing is judged on the trial's consecutive windows of this length (the sender counts in
+#: 100 us bins).
 WINDOW_S = 0.010
 BURST_WINDOW_S = 0.001
 
@@ -160,7 +161,8 @@ def render_config(streams: Sequence[StreamSpec], comment: str = "") -> str:
 
 def argv(binary: str, config_path: str, frames_per_stream: int, rate_fps: float | None, *,
          cpu: int | None, tx: str = "ring", batch: int = 32, ring_slots: int = 1024,
-         fifo_priority: int = 0, wait_for_go: bool = True) -> list[str]:
+         fifo_priority: int = 0, yield_period_us: int = 0, yield_us: int = 0,
+         wait_for_go: bool = True) -> list[str]:
     """The sender's command line: ``frames_per_stream`` per port at aggregate ``rate_fps``
     (None: as fast as it can)."""
     if frames_per_stream < 1:
@@ -174,6 +176,8 @@ def argv(binary: str, config_path: str, frames_per_stream: int, rate_fps: float 
         out += ["-C", str(int(cpu))]
     if fifo_priority:
         out += ["-P", str(int(fifo_priority))]
+        if yield_period_us and yield_us:
+            out += ["-Y", f"{int(yield_period_us)},{int(yield_us)}"]
     if wait_for_go:
         out.append("-w")
     return out
@@ -196,6 +200,7 @@ class PacerSummary:
     max_frames_1ms: int
     windows_10ms: int
     max_dev_frames_10ms: float
+    max_dev_frames_sliding_10ms: float
     max_late_s: float
     max_gap_s: float
     stopped: bool
@@ -219,6 +224,7 @@ class PacerSummary:
             windows=self.windows_10ms,
             nominal_frames_per_window=self.rate_fps * WINDOW_S,
             max_window_deviation_frames=self.max_dev_frames_10ms,
+            max_sliding_deviation_frames=self.max_dev_frames_sliding_10ms,
             burst_window_s=BURST_WINDOW_S,
             max_frames_per_burst_window=self.max_frames_1ms,
             max_late_s=self.max_late_s,
@@ -239,7 +245,9 @@ def parse_summary(text: str) -> PacerSummary | None:
                 per_stream={s["iface"]: int(s["sent"]) for s in doc.get("streams", [])},
                 rate_fps=float(doc["rate_fps"]), first_s=doc["first_ns"] / 1e9, last_s=doc["last_ns"] / 1e9,
                 elapsed_s=float(doc["elapsed_s"]), max_frames_1ms=int(doc["max_frames_1ms"]),
-                windows_10ms=int(doc["windows_10ms"]), max_dev_frames_10ms=float(doc["max_dev_frames_10ms"]),
+                windows_10ms=int(doc["aligned_windows_10ms"]),
+                max_dev_frames_10ms=float(doc["max_dev_frames_aligned_10ms"]),
+                max_dev_frames_sliding_10ms=float(doc["max_dev_frames_10ms"]),
                 max_late_s=doc["max_late_ns"] / 1e9, max_gap_s=doc["max_gap_ns"] / 1e9,
                 stopped=bool(doc["stopped"]), bin_s=doc["bin_ns"] / 1e9,
             )

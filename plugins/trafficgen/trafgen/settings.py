@@ -18,6 +18,8 @@ DEFAULTS: dict[str, Any] = {
     "pacer_ring_slots": 1024,
     "pacer_binary": None,
     "pacer_fifo_priority": 1,
+    "pacer_yield_period_us": 500,
+    "pacer_yield_us": 30,
     "binary": "trafgen",
     "cpus": [0],
     "tx_path": "sendto",
@@ -57,6 +59,11 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "pacer_fifo_priority": {"type": "integer", "minimum": 0, "maximum": 99,
                                 "description": "pacer: SCHED_FIFO priority while it sends (0: a normal task); "
                                                "a normal task on a shared CPU is descheduled for milliseconds"},
+        "pacer_yield_period_us": {"type": "integer", "minimum": 0, "maximum": 1000000,
+                                  "description": "pacer with SCHED_FIFO: give the CPU away every this many us "
+                                                 "(0: never), so the kernel's fair server never takes it for 50 ms"},
+        "pacer_yield_us": {"type": "integer", "minimum": 0, "maximum": 1000,
+                           "description": "pacer with SCHED_FIFO: for this many us each time"},
         "binary": {"type": "string", "minLength": 1,
                    "description": "the trafgen executable (name on PATH or full path)"},
         "cpus": {"type": "array", "minItems": 1, "uniqueItems": True,
