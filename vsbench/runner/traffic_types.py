@@ -135,7 +135,7 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
             irregular_reason=goal_result.irregular_reason,
             stats=goal_stats(goal_result),
         )
-        if fs.max_load_is_ceiling and ceilings.at_ceiling(throughput, fs.max_load_fps, cfg.relative_width):
+        if fs.max_load_is_ceiling and ceilings.at_ceiling(throughput, fs.search_max_load_fps, cfg.relative_width):
             point.at_generator_ceiling = True
             notes.append(f"{name} {throughput:.0f} fps is a lower bound: it is the generator's ceiling at "
                          f"{job.frame_size_bytes} B ({fs.generator_ceiling_fps:.0f} fps unpaced), and the device "

@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -88,6 +89,7 @@ struct stream {
 static struct stream streams[MAX_STREAMS];
 static unsigned nstreams;
 static volatile sig_atomic_t stop_flag;
+static uint64_t ring_waits; /* times the TX ring was full */
 
 static void on_signal(int sig) { (void)sig; stop_flag = 1; }
 
@@ -286,13 +288,18 @@ static unsigned send_ring(struct stream *s, unsigned n)
 	unsigned queued = 0;
 	for (; queued < n; queued++) {
 		struct tpacket2_hdr *h = (void *)(s->ring + (size_t)s->head * s->slot_size);
-		unsigned spins = 0;
+		unsigned waits = 0;
 		while (h->tp_status != TP_STATUS_AVAILABLE) {
 			if (h->tp_status == TP_STATUS_WRONG_FORMAT) fail("kernel rejected a frame (wrong format)");
 			if (queued) break;  /* send what we have; the slot frees meanwhile */
-			struct pollfd pfd = {.fd = s->fd, .events = POLLOUT};
-			poll(&pfd, 1, 1);
-			if (++spins > 2000 || stop_flag) return 0;
+			/* The ring is full: frames wait in the receiving side's backlog, and under
+			 * SCHED_FIFO the kernel thread that would process them (ksoftirqd) only runs
+			 * when this sender sleeps -- spinning here stalled it for 50 ms at a time,
+			 * until the kernel's fair server stepped in (measured). */
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = 10000};
+			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+			ring_waits++;
+			if (++waits > 100000 || stop_flag) return 0;
 		}
 		if (h->tp_status != TP_STATUS_AVAILABLE) break;
 		unsigned char *data = (unsigned char *)h + TPACKET2_HDRLEN - sizeof(struct sockaddr_ll);
@@ -344,6 +351,43 @@ static unsigned send_mmsg(struct stream *s, unsigned n)
 	}
 	s->k += done;
 	s->sent += done;
+	return done;
+}
+
+#define WINDOW_NS 10000000ULL /* pacing is judged per 10 ms window */
+
+/* What the send loop keeps: frames handed over, where the next goes, the 100-us bins. */
+struct sender {
+	uint64_t t0, sent, t_first, t_last;
+	unsigned next_stream;
+	uint32_t *bins;
+	size_t nbins;
+	int use_ring;
+};
+
+/* Hand over n frames, frame j of the trial to stream j mod nstreams; count them in the bin
+ * of the moment the kernel had them. Returns how many it accepted. */
+static unsigned send_frames(struct sender *sd, unsigned n)
+{
+	unsigned counts[MAX_STREAMS] = {0};
+	for (unsigned i = 0; i < n; i++) counts[(sd->next_stream + i) % nstreams]++;
+	unsigned done = 0;
+	for (unsigned i = 0; i < nstreams; i++) {
+		unsigned si = (sd->next_stream + i) % nstreams;
+		if (!counts[si]) continue;
+		unsigned got = sd->use_ring ? send_ring(&streams[si], counts[si]) : send_mmsg(&streams[si], counts[si]);
+		done += got;
+		if (got < counts[si]) break;
+	}
+	if (!done) return 0;
+	sd->next_stream = (unsigned)((sd->next_stream + done) % nstreams);
+	sd->sent += done;
+	uint64_t t = now_ns();
+	if (!sd->t_first) sd->t_first = t;
+	sd->t_last = t;
+	size_t b = (size_t)((t - sd->t0) / BIN_NS);
+	if (b >= sd->nbins) b = sd->nbins - 1;
+	sd->bins[b] += done;
 	return done;
 }
 
@@ -427,27 +471,46 @@ int main(int argc, char **argv)
 	printf("running\n");
 	fflush(stdout);
 
-	uint64_t sent = 0, loops = 0, max_gap = 0, late_max = 0;
 	uint64_t t0 = now_ns() + 20000; /* first frame 20 us from now */
 	while (now_ns() < t0) ;
-	uint64_t prev = t0, t_first = 0, t_last = t0;
-	unsigned next_stream = 0;
-	/* -Y: under SCHED_FIFO, give the CPU away for yield_us every yield_period_us. A normal
-	 * task stuck on this CPU is otherwise starved until the kernel's fair server (6.12+)
-	 * takes the CPU from us for up to 50 ms at once: measured every second on a shared
-	 * 2-core VM. Yielding 6 % of the time in 30 us steps leaves nothing to starve; a
-	 * 30 us gap costs the pacing nothing that is not caught up within the window. */
+	struct sender sd = {.t0 = t0, .bins = bins, .nbins = nbins, .use_ring = use_ring};
+	uint64_t loops = 0, max_gap = 0, late_max = 0, prev = t0;
+	/* -Y: under SCHED_FIFO, sleep yield_us every yield_period_us. The kernel allows
+	 * real-time tasks 95 % of each second (sched_rt_runtime_us): a sender that never sleeps
+	 * is stopped for 50 ms at 950 ms into its trial (measured, every trial). Yielding 6 %
+	 * in 30 us steps keeps it under that and lets a task it would starve run. Before it
+	 * sleeps the sender hands over what falls due while it sleeps, and it never sleeps
+	 * across the border of a 10 ms window, so each window still gets its exact count. */
 	uint64_t yield_every = fifo > 0 && yield_us && yield_period_us ? (uint64_t)yield_period_us * 1000ULL : 0;
-	uint64_t next_yield = t0 + yield_every, yields = 0;
-	while (sent < total && !stop_flag) {
+	uint64_t next_yield = t0 + yield_every, yields = 0, yield_checks = 0;
+	uint64_t sleep_est = (uint64_t)yield_us * 1000ULL + 30000ULL; /* what a sleep really takes */
+
+	while (sd.sent < total && !stop_flag) {
 		uint64_t now = now_ns();
 		loops++;
 		if (yield_every && now >= next_yield) {
-			struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)yield_us * 1000L};
-			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-			yields++;
+			uint64_t into = (now - t0) % WINDOW_NS;
 			next_yield = now + yield_every;
-			now = now_ns();
+			yield_checks++;
+			if (WINDOW_NS - into > 2 * sleep_est + 20000) {
+				if (rate > 0) { /* hand over what falls due while asleep */
+					uint64_t ahead = (uint64_t)((double)(now + sleep_est - t0) / ns_per_frame) + 1;
+					if (ahead > total) ahead = total;
+					while (sd.sent < ahead && !stop_flag) {
+						uint64_t n = ahead - sd.sent;
+						if (send_frames(&sd, (unsigned)(n > (uint64_t)batch ? (uint64_t)batch : n)) == 0) break;
+					}
+				}
+				struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)yield_us * 1000L};
+				uint64_t a = now_ns();
+				clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+				uint64_t slept = now_ns() - a;
+				sleep_est = (3 * sleep_est + slept) / 4;
+				if (sleep_est < (uint64_t)yield_us * 1000ULL) sleep_est = (uint64_t)yield_us * 1000ULL;
+				yields++;
+				now = now_ns();
+				prev = now;
+			}
 		}
 		if (now - prev > max_gap) max_gap = now - prev;
 		prev = now;
@@ -455,10 +518,10 @@ int main(int argc, char **argv)
 		if (rate > 0) {
 			due = (uint64_t)((double)(now - t0) / ns_per_frame) + 1;
 			if (due > total) due = total;
-			if (due <= sent) {
+			if (due <= sd.sent) {
 				/* Nothing due: sleep when the next frame is more than 1 ms away, else spin
 				 * (a sleeping vCPU may halt, and waking it can take far longer). */
-				uint64_t next_at = t0 + (uint64_t)((double)sent * ns_per_frame);
+				uint64_t next_at = t0 + (uint64_t)((double)sd.sent * ns_per_frame);
 				if (next_at > now + 1000000) {
 					struct timespec ts;
 					uint64_t wake = next_at - 200000;
@@ -469,33 +532,15 @@ int main(int argc, char **argv)
 				}
 				continue;
 			}
-			uint64_t behind = now - (t0 + (uint64_t)((double)sent * ns_per_frame));
+			uint64_t behind = now - (t0 + (uint64_t)((double)sd.sent * ns_per_frame));
 			if (behind > late_max) late_max = behind;
 		} else {
 			due = total;
 		}
-		unsigned n = (unsigned)(due - sent > (uint64_t)batch ? (uint64_t)batch : due - sent);
-		/* global frame j goes to stream j mod nstreams */
-		unsigned counts[MAX_STREAMS] = {0};
-		for (unsigned i = 0; i < n; i++) counts[(next_stream + i) % nstreams]++;
-		unsigned done = 0;
-		for (unsigned i = 0; i < nstreams; i++) {
-			unsigned si = (next_stream + i) % nstreams;
-			if (!counts[si]) continue;
-			unsigned got = use_ring ? send_ring(&streams[si], counts[si]) : send_mmsg(&streams[si], counts[si]);
-			done += got;
-			if (got < counts[si]) { counts[si] = got; break; }
-		}
-		if (!done) continue;
-		next_stream = (unsigned)((next_stream + done) % nstreams);
-		sent += done;
-		uint64_t t = now_ns();
-		if (!t_first) t_first = t;
-		t_last = t;
-		size_t b = (size_t)((t - t0) / BIN_NS);
-		if (b >= nbins) b = nbins - 1;
-		bins[b] += done;
+		uint64_t n = due - sd.sent;
+		send_frames(&sd, (unsigned)(n > (uint64_t)batch ? (uint64_t)batch : n));
 	}
+	uint64_t sent = sd.sent, t_first = sd.t_first, t_last = sd.t_last ? sd.t_last : t0;
 	uint64_t t_end = now_ns();
 
 	/* Pacing figures over the paced span [t0, t0 + total/rate]. */
@@ -540,13 +585,15 @@ int main(int argc, char **argv)
 	printf("], \"rate_fps\": %.3f, \"first_ns\": %llu, \"last_ns\": %llu, \"span_s\": %.9f, "
 	       "\"elapsed_s\": %.9f, \"max_frames_1ms\": %llu, \"windows_10ms\": %llu, "
 	       "\"max_dev_frames_10ms\": %.1f, \"max_late_ns\": %llu, \"max_gap_ns\": %llu, \"loops\": %llu, "
-	       "\"stopped\": %s, \"bin_ns\": %llu, \"yields\": %llu, \"aligned_windows_10ms\": %llu, "
+	       "\"stopped\": %s, \"bin_ns\": %llu, \"yields\": %llu, \"yield_checks\": %llu, \"ring_waits\": %llu, "
+	       "\"aligned_windows_10ms\": %llu, "
 	       "\"max_dev_frames_aligned_10ms\": %.1f}\n",
 	       rate, (unsigned long long)(t_first ? t_first - t0 : 0), (unsigned long long)(t_last - t0),
 	       (double)(t_last - t0) / 1e9, (double)(t_end - t0) / 1e9, (unsigned long long)max1,
 	       (unsigned long long)windows, worst10, (unsigned long long)late_max, (unsigned long long)max_gap,
 	       (unsigned long long)loops, stop_flag ? "true" : "false", (unsigned long long)BIN_NS,
-	       (unsigned long long)yields, (unsigned long long)aligned, worst_aligned);
+	       (unsigned long long)yields, (unsigned long long)yield_checks, (unsigned long long)ring_waits,
+	       (unsigned long long)aligned, worst_aligned);
 	fflush(stdout);
 	return sent < total ? 3 : 0;
 }
