@@ -215,8 +215,6 @@ class _RunLogFile:
         root = logging.getLogger()
         root.removeHandler(self.handler)
         root.setLevel(self._root_level)
-        for name, level in self._libraries.items():
-            logging.getLogger(name).setLevel(level)
         for h in self._pinned:
             h.setLevel(logging.NOTSET)
         self.handler.close()
