@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 from vsbench.deployment.ports import generator_ports_of  # noqa: E402
-from vsbench.interfaces.plugin import PluginContext  # noqa: E402
+from vsbench.interfaces.plugin import PluginContext, RunParameters  # noqa: E402
 from vsbench.interfaces.traffic import FlowFields, TrafficProfile  # noqa: E402
 from vsbench.measurement import ceiling as ceilings  # noqa: E402
 from vsbench.measurement import validity  # noqa: E402
@@ -115,7 +115,7 @@ def veth_round(args, work: Path) -> tuple[float, float, float, dict]:
         if rx != tx:
             raise RuntimeError(f"loopback lost frames ({tx} sent, {rx} received): not a generator figure")
         ctx = PluginContext(run_id=run_id, settings=dict(args.settings), log_dir=work / "logs",
-                            resources=resources, work_dir=work / "gen", run_config={"traffic": {"drain_s": 0.2}})
+                            resources=resources, work_dir=work / "gen", run=RunParameters(drain_s=0.2))
         gen = Trafgen(ctx)
         gen.start()
         gen.configure(TrafficProfile(frame_size_bytes=args.frame_size, flows=args.flows, bidirectional=False,
