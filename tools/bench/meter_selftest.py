@@ -51,7 +51,7 @@ def usable_ceiling(work: Path) -> float:
     """The load the search may ask through the metered switch: one load_sweep step at the
     frame size's max load, whose calibration burst measures the ceiling."""
     params = ("meter_pps=10000000;traffic.type=load_sweep;sweep_min_percent=100;sweep_max_percent=100;"
-              "trial_duration=0.5;warmup_s=0;latency.enabled=false;search.max_load_fps=null")
+              "traffic.trial_duration_s=0.5;warmup_s=0;latency.enabled=false;search.max_load_fps=null")
     fs, _ = run_vsbench(work / "calibrate", params)
     if not fs.get("generator_ceiling_fps"):
         raise RuntimeError("the calibration run measured no generator ceiling")
