@@ -48,9 +48,9 @@ def run_vsbench(results: Path, params: str) -> tuple[dict, float]:
 
 
 def usable_ceiling(work: Path) -> float:
-    """The load the search may ask through the metered switch: one load_sweep step at the
+    """The load the search may ask through the metered switch: a load_sweep of 99..100 % of the
     frame size's max load, whose calibration burst measures the ceiling."""
-    params = ("meter_pps=10000000;traffic.type=load_sweep;sweep_min_percent=100;sweep_max_percent=100;"
+    params = ("meter_pps=10000000;traffic.type=load_sweep;sweep_min_percent=99;sweep_max_percent=100;"
               "traffic.trial_duration_s=0.5;warmup_s=0;latency.enabled=false;search.max_load_fps=null")
     fs, _ = run_vsbench(work / "calibrate", params)
     if not fs.get("generator_ceiling_fps"):
