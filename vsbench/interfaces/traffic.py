@@ -269,6 +269,19 @@ class PacingStats:
         )
 
 
+#: ``limited``: the generator could not deliver the asked load over the trial (frames
+#: short, sending overran); retried, then the search lowers its max load.
+INVALID_LIMITED = "limited"
+#: ``disturbed``: every frame went out in the trial's time, but not evenly (a pacing window
+#: off the nominal count, a stall): a property of that moment, not of the load. Retried at
+#: the same load; never lowers the max load.
+INVALID_DISTURBED = "disturbed"
+#: ``untrusted``: the counters contradict themselves or the trial asked (inconsistent, rx
+#: above tx, a missed deadline): they say nothing, neither about loss nor about the rate.
+INVALID_UNTRUSTED = "untrusted"
+INVALID_KINDS: tuple[str, ...] = (INVALID_LIMITED, INVALID_DISTURBED, INVALID_UNTRUSTED)
+
+
 @dataclass(frozen=True)
 class TrialResult:
     """What one trial at one offered load measured, as the generator saw it.
@@ -282,7 +295,9 @@ class TrialResult:
     A generator sets ``valid=False`` with an ``invalid_reason`` when it knows the trial did
     not happen as asked; the measurement engine additionally applies the common validity
     rules (:mod:`vsbench.measurement.validity`), so a trial whose generator could not send
-    the offered load is never counted as loss in the device under test.
+    the offered load is never counted as loss in the device under test. Those rules also
+    set ``invalid_kind`` (:data:`INVALID_KINDS`), which tells the search what to do with an
+    invalid trial; a plugin leaves it ``None``.
     """
 
     intended_load_fps: float
@@ -308,6 +323,9 @@ class TrialResult:
     rx_wrong_frames: int | None = None
     #: How exactly a paced generator kept the load (None: it does not measure that).
     pacing: PacingStats | None = None
+    #: What kind of invalid trial this is, set by the core's validity rules (one of
+    #: :data:`INVALID_KINDS`; None for a valid trial or one no rule has judged).
+    invalid_kind: str | None = None
 
     @property
     def burst_rate_fps(self) -> float | None:

@@ -221,6 +221,7 @@ class TrialRunner:
             effective_duration_s=wall_s,
             valid=False,
             invalid_reason=reason,
+            invalid_kind=validity.INVALID_UNTRUSTED,
             burst_frames=asked.burst_frames,
         )
 
@@ -377,6 +378,7 @@ def _recordable(result: TrialResult, asked: validity.Asked) -> TrialResult:
         effective_duration_s=_finite(result.effective_duration_s),
         valid=False,
         invalid_reason=result.invalid_reason,
+        invalid_kind=validity.INVALID_UNTRUSTED,
         generator_stats={**stats, "reported": reported},
         burst_frames=result.burst_frames if _whole(result.burst_frames) else asked.burst_frames,
     )

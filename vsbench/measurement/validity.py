@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vsbench.interfaces.traffic import TrialResult
+from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_LIMITED, INVALID_UNTRUSTED, TrialResult
 
 #: A trial whose generator sent fewer than this share of the intended frames is invalid.
 MIN_TX_SHARE = 0.999
@@ -42,6 +42,9 @@ INCONSISTENT = "inconsistent"
 DEADLINE = "deadline"
 #: Tags of a trial whose counters cannot be trusted at all (not even what was sent).
 UNTRUSTED_TAGS = frozenset({RX_EXCEEDS_TX, INCONSISTENT, DEADLINE})
+#: Tags of a trial that sent every frame in its time, only not evenly: disturbed, not
+#: limited (``TrialResult.invalid_kind``).
+DISTURBED_TAGS = frozenset({PACING})
 #: A reported sending time under MIN x the trial duration is inconsistent; over MAX x it
 #: (+ slack) the generator could not hold the rate (generator-limited).
 MIN_TX_DURATION_SHARE = 0.5
@@ -79,6 +82,31 @@ class Verdict:
     @property
     def tags(self) -> tuple[str, ...]:
         return tuple(r.split(":", 1)[0] for r in self.reasons)
+
+    @property
+    def kind(self) -> str | None:
+        """What the search does with the trial (:func:`kind_of`); None when valid."""
+        return kind_of(self.tags)
+
+
+def kind_of(tags: tuple[str, ...] | list[str]) -> str | None:
+    """The ``TrialResult.invalid_kind`` of a trial invalid for ``tags`` (None: no tags).
+
+    * ``untrusted`` -- any tag that says the counters cannot be trusted;
+    * ``disturbed`` -- only pacing tags: every frame went out in the trial's time, the
+      load was right over the trial but not in every window (a stall, a burst). The search
+      retries the load and never takes it for a generator limit;
+    * ``limited`` -- anything else: frames short, sending overran, or the generator's own
+      verdict. The search retries it and then lowers its max load.
+    """
+    found = set(tags)
+    if not found:
+        return None
+    if found & UNTRUSTED_TAGS:
+        return INVALID_UNTRUSTED
+    if found <= DISTURBED_TAGS:
+        return INVALID_DISTURBED
+    return INVALID_LIMITED
 
 
 def inconsistencies(result: TrialResult, asked: Asked | None = None) -> list[str]:
@@ -140,13 +168,29 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= ECHO_TOLERANCE * max(abs(a), abs(b), 1.0)
 
 
+def reason_tags(reason: str | None) -> tuple[str, ...]:
+    """The tags of an ``invalid_reason`` (reasons joined by ``"; "``)."""
+    if not reason:
+        return ()
+    return tuple(part.strip().split(":", 1)[0] for part in reason.split(";") if part.strip())
+
+
 def untrusted(reason: str | None) -> bool:
     """True when an ``invalid_reason`` says the counters themselves cannot be trusted
     (inconsistent, rx above tx, a missed deadline), as opposed to a generator that could
     not send the load (whose counters say what it could send)."""
-    if not reason:
-        return False
-    return any(part.strip().split(":", 1)[0] in UNTRUSTED_TAGS for part in reason.split(";"))
+    return bool(set(reason_tags(reason)) & UNTRUSTED_TAGS)
+
+
+def invalid_kind(result: TrialResult) -> str | None:
+    """``result.invalid_kind``; for an invalid trial no rule judged (a simulator's, a run
+    recorded before the field existed) the kind its reason's tags give, ``limited`` when
+    they say nothing. None for a valid trial."""
+    if result.valid:
+        return None
+    if result.invalid_kind is not None:
+        return result.invalid_kind
+    return kind_of(reason_tags(result.invalid_reason)) or INVALID_LIMITED
 
 
 def judge(result: TrialResult, asked: Asked | None = None) -> Verdict:
@@ -209,5 +253,6 @@ def apply(result: TrialResult, asked: Asked | None = None) -> tuple[TrialResult,
     verdict = judge(result, asked)
     if verdict.valid:
         return result, verdict
-    checked = dataclasses.replace(result, valid=False, invalid_reason="; ".join(verdict.reasons))
+    checked = dataclasses.replace(result, valid=False, invalid_reason="; ".join(verdict.reasons),
+                                  invalid_kind=verdict.kind)
     return checked, verdict

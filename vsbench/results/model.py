@@ -126,6 +126,7 @@ class TrialRecord:
             **({"burst_frames": int(r.burst_frames)} if r.burst_frames is not None else {}),
             **({"rx_wrong_frames": int(r.rx_wrong_frames)} if r.rx_wrong_frames is not None else {}),
             **({"pacing": r.pacing.to_json()} if r.pacing is not None else {}),
+            **({"invalid_kind": r.invalid_kind} if not r.valid and r.invalid_kind else {}),
             **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
             **({"vnf": _jsonable(self.vnf)} if self.vnf else {}),
         }
@@ -166,6 +167,7 @@ class TrialRecord:
             burst_frames=None if doc.get("burst_frames") is None else int(doc["burst_frames"]),
             rx_wrong_frames=None if doc.get("rx_wrong_frames") is None else int(doc["rx_wrong_frames"]),
             pacing=None if doc.get("pacing") is None else PacingStats.from_json(doc["pacing"]),
+            invalid_kind=None if doc.get("valid", True) else doc.get("invalid_kind"),
         )
         return cls(
             identity=TrialIdentity(doc["run_id"], int(doc["plan_index"]), doc["plan_label"]),

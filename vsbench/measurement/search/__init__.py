@@ -70,8 +70,9 @@ def _check(config: SearchConfig) -> None:
         raise ValueError(f"max_trials_per_load must be >= 1, got {config.max_trials_per_load}")
     if config.repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {config.repetitions}")
-    if config.confirm_retries < 0 or config.invalid_retries < 0 or config.tst009_verifications < 0:
-        raise ValueError("confirm_retries, invalid_retries and tst009_verifications must be >= 0")
+    if min(config.confirm_retries, config.invalid_retries, config.disturbed_retries,
+           config.tst009_verifications) < 0:
+        raise ValueError("confirm_retries, invalid_retries, disturbed_retries and tst009_verifications must be >= 0")
     if config.time_budget_s is not None and config.time_budget_s <= 0:
         raise ValueError(f"time_budget_s must be positive, got {config.time_budget_s}")
 

@@ -77,6 +77,10 @@ class SearchConfig:
     #: How many times an invalid (generator-limited) trial is retried before ``max_load``
     #: is lowered to the rate the generator achieved.
     invalid_retries: int = 1
+    #: How many times a disturbed trial (every frame sent in time, a pacing window off) is
+    #: retried at the same load; it never lowers ``max_load``, and one still disturbed
+    #: after the retries counts as bad for every goal.
+    disturbed_retries: int = 2
     #: Whole-search repetitions for :func:`~vsbench.measurement.search.search_repeated`.
     repetitions: int = 1
     #: Coefficient of variation of the repeated lower bounds above which a goal is unstable.

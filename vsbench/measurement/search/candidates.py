@@ -193,7 +193,7 @@ class Selector:
         estimates = [
             r.forwarding_fps / (1.0 - self.goal.loss_ratio)
             for r in stats.records
-            if r.bad[self.goal_pos] and r.loss_ratio > self.goal.loss_ratio and r.forwarding_fps > 0
+            if r.valid and r.bad[self.goal_pos] and r.loss_ratio > self.goal.loss_ratio and r.forwarding_fps > 0
         ]
         if not estimates:
             return None

@@ -121,6 +121,7 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         result.lower_bound_trials, result.lower_bound_bad = n, bad
         result.lower_bound_bad_ci = clopper_pearson(n, bad)
         full = stats.full_records(final.trial_duration_s) or stats.records
+        full = [r for r in full if r.valid] or full
         ranked = sorted(full, key=lambda r: r.loss_ratio)
         quantile = ranked[max(0, math.ceil((1.0 - s.goal.exceed_ratio) * len(ranked)) - 1)]
         result.conditional_throughput_fps = lower_fps * (1.0 - quantile.loss_ratio)

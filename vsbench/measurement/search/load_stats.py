@@ -42,6 +42,9 @@ class _Record:
     loss_ratio: float
     forwarding_fps: float
     bad: tuple[bool, ...]  # one per goal, in goal order
+    #: False for a trial still disturbed after its retries: bad for every goal, but its
+    #: loss says nothing about the device (no capacity hint, no conditional throughput).
+    valid: bool = True
 
 
 @dataclass
@@ -98,6 +101,7 @@ class TrialDatabase:
                 loss_ratio=trial.loss_ratio,
                 forwarding_fps=trial.rx_frames / duration if duration > 0 else 0.0,
                 bad=tuple(trial_is_bad(goal, trial) for goal in self.goals),
+                valid=trial.valid,
             )
         )
 

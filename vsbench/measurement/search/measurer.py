@@ -1,22 +1,32 @@
 """The one place every search mode runs trials through.
 
 The measurer keeps the trial log and the time accounting, enforces the time budget and
-handles invalid trials: a trial the generator could not deliver (``TrialResult.valid`` is
-False) is never counted as loss in the device. It is retried ``invalid_retries`` times;
-if the generator still cannot deliver, ``max_load`` is lowered to the rate it achieved
-(:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable, but never below
-a load it already delivered) and the search continues below it. A trial whose counters
-cannot be trusted at all (inconsistent, rx above tx) is retried too, but never lowers
-``max_load``: when every attempt at a load is untrusted the search ends
-(:class:`GeneratorExhausted`) rather than build on them.
+handles invalid trials, by the kind the validity rules gave them
+(``TrialResult.invalid_kind``; :func:`vsbench.measurement.validity.invalid_kind`). An
+invalid trial is never counted as loss in the device.
+
+* **limited** -- the generator could not deliver the load over the trial. Retried
+  ``invalid_retries`` times; if it still cannot, ``max_load`` is lowered to the rate it
+  achieved (:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable,
+  but never below a load it already delivered) and the search continues below it.
+* **disturbed** -- every frame went out in the trial's time, but not evenly (a pacing
+  window off, a stall): a property of the moment, not of the load. Retried at the same
+  load ``disturbed_retries`` times; it never lowers ``max_load``. When the last retry is
+  still disturbed, that trial is handed to the search like a measured one: invalid, so
+  bad for every goal (:func:`.trial_checks.trial_is_bad`) -- a load the generator could
+  not offer evenly is never claimed as passed -- and the search moves on.
+* **untrusted** -- the counters contradict themselves (inconsistent, rx above tx):
+  retried like a limited trial, but never lowers ``max_load``; when every attempt at a
+  load is untrusted the search ends (:class:`GeneratorExhausted`) rather than build on
+  them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vsbench.interfaces.traffic import TrialResult
-from vsbench.measurement.validity import untrusted
+from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_UNTRUSTED, TrialResult
+from vsbench.measurement.validity import invalid_kind
 
 from .api import SearchConfig, TrialFn
 
@@ -94,16 +104,20 @@ class Measurer:
         return budget is None or self.effective_seconds + duration_s <= budget + 1e-9
 
     def measure(self, load_fps: float, duration_s: float) -> tuple[int, TrialResult] | None:
-        """Run one valid trial at ``load_fps`` (clamped to max_load) for ``duration_s``.
+        """Run one trial at ``load_fps`` (clamped to max_load) for ``duration_s``.
 
-        Returns ``(index into trials, result)``, or ``None`` when the generator could not
-        deliver the load and ``max_load_fps`` was lowered instead -- the caller re-plans.
-        Raises :class:`BudgetExhausted` before a trial that would overrun the budget and
-        :class:`GeneratorExhausted` when even ``min_load`` cannot be delivered.
+        Returns ``(index into trials, result)`` -- a valid result, or one still disturbed
+        after ``disturbed_retries`` retries (invalid: bad for every goal) -- or ``None``
+        when the generator could not deliver the load and ``max_load_fps`` was lowered
+        instead: the caller re-plans. Raises :class:`BudgetExhausted` before a trial that
+        would overrun the budget and :class:`GeneratorExhausted` when even ``min_load``
+        cannot be delivered.
         """
         load_fps = min(float(load_fps), self.max_load_fps)
         achieved: list[float] = []
-        for _attempt in range(1 + max(0, self.config.invalid_retries)):
+        limited_left = max(0, self.config.invalid_retries)
+        disturbed_left = max(0, self.config.disturbed_retries)
+        while True:
             if not self.can_afford(duration_s):
                 raise BudgetExhausted()
             result = self.trial_fn(load_fps, duration_s)
@@ -112,8 +126,20 @@ class Measurer:
             if result.valid:
                 return len(self.trials) - 1, result
             self.invalid_trials += 1
-            if not untrusted(result.invalid_reason):
+            kind = invalid_kind(result)
+            if kind == INVALID_DISTURBED:
+                if disturbed_left > 0:
+                    disturbed_left -= 1
+                    continue
+                self.notes.append(
+                    f"{load_fps:.0f} fps: still disturbed after {self.config.disturbed_retries} "
+                    f"retries ({result.invalid_reason}); counted as bad for every goal")
+                return len(self.trials) - 1, result
+            if kind != INVALID_UNTRUSTED:
                 achieved.append(delivered_fps(result))
+            if limited_left == 0:
+                break
+            limited_left -= 1
         if not achieved:
             # every attempt's counters contradicted themselves: they say nothing about what
             # the generator can send, so max_load stays and this search ends here

@@ -48,13 +48,14 @@ SEARCH_SECTION_SCHEMA: dict = {
         "confirm": {"type": "boolean"},
         "confirm_retries": {"type": "integer", "minimum": 0},
         "invalid_retries": {"type": "integer", "minimum": 0},
+        "disturbed_retries": {"type": "integer", "minimum": 0},
         "repetitions": {"type": "integer", "minimum": 1},
         "unstable_cv": {"type": "number", "exclusiveMinimum": 0},
     },
 }
 
 _SIMPLE_KEYS = ("alpha", "max_trials_per_load", "tst009_verifications", "confirm", "confirm_retries",
-                "invalid_retries", "repetitions", "unstable_cv", "relative_width")
+                "invalid_retries", "disturbed_retries", "repetitions", "unstable_cv", "relative_width")
 
 
 def goals_from_section(section: Mapping[str, Any]) -> tuple[Goal, ...]:

@@ -53,8 +53,12 @@ def trial_is_bad(goal: Goal, trial: TrialResult) -> bool:
     """True when ``trial`` violates ``goal`` (too much loss, or p99 latency over the bound).
 
     A goal with a latency bound treats a trial without latency data as bad: a bound that
-    cannot be checked is not met.
+    cannot be checked is not met. For the same reason an invalid trial is bad for every
+    goal: the search only sees one when the generator stayed disturbed at a load through
+    every retry (:mod:`.measurer`), and a load it could not offer as asked is not claimed.
     """
+    if not trial.valid:
+        return True
     if trial.loss_ratio > goal.loss_ratio + _LOSS_EPSILON:
         return True
     if goal.max_latency_p99_ns is not None:

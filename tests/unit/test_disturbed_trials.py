@@ -1,0 +1,204 @@
+"""Invalid trials by kind: a disturbed trial (every frame sent, a pacing window off) is
+retried at the same load and never lowers max_load; a generator-limited one does."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from vsbench.interfaces.traffic import (
+    INVALID_DISTURBED, INVALID_LIMITED, INVALID_UNTRUSTED, PacingStats, TrialResult,
+)
+from vsbench.measurement import validity
+from vsbench.measurement.goal_report import run_search
+from vsbench.measurement.recheck import Replay
+from vsbench.measurement.search import Goal, SearchConfig, search
+from vsbench.measurement.search.measurer import Measurer
+from vsbench.measurement.simulator import SimulatedDut
+from vsbench.results import schema
+from vsbench.results.model import TrialIdentity, TrialRecord
+
+NDR = Goal("NDR", 0.0)
+PDR = Goal("PDR", 0.005)
+
+
+def _window_off(result: TrialResult, deviation: float = 0.05) -> TrialResult:
+    """``result`` as a paced generator would report it after a stall: every frame sent,
+    one 10 ms window ``deviation`` short; judged by the common rules."""
+    nominal = result.intended_load_fps * 0.01
+    pacing = PacingStats(window_s=0.01, resolution_s=1e-4, windows=100, nominal_frames_per_window=nominal,
+                         max_window_deviation_frames=deviation * nominal, max_frames_per_burst_window=0)
+    checked, _ = validity.apply(dataclasses.replace(result, pacing=pacing))
+    return checked
+
+
+def _clean(load: float, duration: float = 1.0) -> TrialResult:
+    frames = int(load * duration)
+    return TrialResult(load, duration, 64, tx_frames=frames, rx_frames=frames, tx_duration_s=duration)
+
+
+def test_kinds_follow_the_reasons():
+    assert validity.kind_of(("pacing",)) == INVALID_DISTURBED
+    assert validity.kind_of(("pacing", "generator-limited")) == INVALID_LIMITED
+    assert validity.kind_of(("generator",)) == INVALID_LIMITED
+    assert validity.kind_of(("pacing", "inconsistent")) == INVALID_UNTRUSTED
+    assert validity.kind_of(("rx-exceeds-tx",)) == INVALID_UNTRUSTED
+    assert validity.kind_of(()) is None
+    checked = _window_off(_clean(1e5))
+    assert not checked.valid and checked.invalid_kind == INVALID_DISTURBED
+    short = dataclasses.replace(_clean(1e5), tx_frames=90_000, rx_frames=90_000)
+    assert validity.apply(short)[0].invalid_kind == INVALID_LIMITED
+    # a result no rule judged (the simulator's): its reason's tags, else limited
+    legacy = TrialResult(1e5, 1.0, 64, 10, 10, valid=False, invalid_reason="pacing: a window")
+    assert validity.invalid_kind(legacy) == INVALID_DISTURBED
+    assert validity.invalid_kind(dataclasses.replace(legacy, invalid_reason=None)) == INVALID_LIMITED
+    assert validity.invalid_kind(_clean(1e5)) is None
+
+
+def test_the_kind_is_in_trials_jsonl():
+    checked = _window_off(_clean(1e5))
+    rec = TrialRecord(TrialIdentity("abc123", 0, "p"), 0, "search", "2024-01-01T00:00:00.000+00:00", False,
+                      checked, invalid_reasons=(checked.invalid_reason,))
+    doc = rec.to_json()
+    assert doc["invalid_kind"] == "disturbed"
+    schema.validate(doc, "trial.schema.json")
+    assert TrialRecord.from_json(doc).result.invalid_kind == INVALID_DISTURBED
+    valid_doc = TrialRecord(TrialIdentity("abc123", 0, "p"), 1, "search", "2024-01-01T00:00:00.000+00:00", False,
+                            _clean(1e5)).to_json()
+    assert "invalid_kind" not in valid_doc
+
+
+def _scripted(outcomes):
+    """A trial function answering each call with the next outcome: 'ok', 'disturbed' or
+    'short' (90 % of the frames), and recording the loads it was asked."""
+    asked = []
+
+    def trial(load, duration):
+        asked.append(load)
+        kind = outcomes[min(len(asked), len(outcomes)) - 1]
+        result = _clean(load, duration)
+        if kind == "disturbed":
+            return _window_off(result)
+        if kind == "short":
+            sent = int(0.9 * result.tx_frames)
+            return validity.apply(dataclasses.replace(result, tx_frames=sent, rx_frames=sent))[0]
+        return result
+
+    return trial, asked
+
+
+def test_a_disturbed_trial_is_retried_at_the_same_load_and_never_lowers_max_load():
+    trial, asked = _scripted(["disturbed", "disturbed", "ok"])
+    m = Measurer(trial, SearchConfig(max_load_fps=1e6, min_load_fps=1e3, disturbed_retries=2))
+    index, result = m.measure(5e5, 1.0)
+    assert result.valid and index == 2
+    assert asked == [5e5, 5e5, 5e5]
+    assert m.max_load_fps == 1e6 and not m.generator_limited and m.invalid_trials == 2
+
+
+def test_still_disturbed_after_the_retries_counts_as_bad_and_the_search_moves_on():
+    from vsbench.measurement.search.trial_checks import trial_is_bad
+
+    trial, asked = _scripted(["disturbed"])
+    m = Measurer(trial, SearchConfig(max_load_fps=1e6, min_load_fps=1e3, disturbed_retries=2))
+    index, result = m.measure(5e5, 1.0)
+    assert asked == [5e5] * 3 and index == 2
+    assert not result.valid and result.invalid_kind == INVALID_DISTURBED
+    assert trial_is_bad(NDR, result) and trial_is_bad(Goal("lenient", 0.5), result)
+    assert m.max_load_fps == 1e6 and not m.generator_limited
+    assert "still disturbed after 2 retries" in m.notes[-1]
+
+
+def test_a_short_trial_still_lowers_max_load_after_its_retry():
+    trial, asked = _scripted(["short"])
+    m = Measurer(trial, SearchConfig(max_load_fps=1e6, min_load_fps=1e3, invalid_retries=1, disturbed_retries=2))
+    assert m.measure(5e5, 1.0) is None
+    assert asked == [5e5, 5e5]
+    assert m.generator_limited and m.max_load_fps < 5e5 * 0.9
+
+
+def test_disturbed_attempts_do_not_use_up_the_limited_retry():
+    trial, asked = _scripted(["short", "disturbed", "disturbed", "ok"])
+    m = Measurer(trial, SearchConfig(max_load_fps=1e6, min_load_fps=1e3, invalid_retries=1, disturbed_retries=2))
+    index, result = m.measure(5e5, 1.0)
+    assert result.valid and len(asked) == 4 and m.max_load_fps == 1e6
+
+
+def _disturbing(dut, probability, seed=0, above_fps=None):
+    """``dut`` behind a generator that, now and then (or always above ``above_fps``), sends
+    every frame but not evenly."""
+    rng = random.Random(seed)
+
+    def trial(load, duration):
+        result = dut(load, duration)
+        always = above_fps is not None and load > above_fps
+        if result.valid and (always or rng.random() < probability):
+            return _window_off(result)
+        return result
+
+    return trial
+
+
+@pytest.mark.parametrize("mode", ["binary", "multi"])
+def test_random_disturbances_leave_the_bounds_and_max_load_alone(mode):
+    capacity = 412_345
+    cfg = SearchConfig(mode=mode, goals=(NDR, PDR), min_load_fps=10_000, max_load_fps=600_000,
+                       relative_width=0.01, trial_duration_s=1.0)
+    clean = search(SimulatedDut(capacity, seed=3), cfg)
+    for seed in range(6):  # 30 % of the trials disturbed
+        noisy = search(_disturbing(SimulatedDut(capacity, seed=3), 0.3, seed=seed), cfg)
+        assert noisy.max_load_fps == 600_000 and not noisy.generator_limited
+        assert noisy.invalid_trials > 0
+        exhausted = any("still disturbed" in note for note in noisy.notes)
+        for name in ("NDR", "PDR"):
+            found, truth = noisy.goal(name).lower_bound_fps, clean.goal(name).lower_bound_fps
+            if exhausted:  # a load disturbed three times in a row was not claimed: conservative
+                assert truth * 0.97 <= found <= truth
+            else:
+                assert found == truth
+    # the same disturbances taken for a generator limit walk max_load down (the old rule)
+    limited = search(_as_limited(_disturbing(SimulatedDut(capacity, seed=3), 0.3, seed=4)), cfg)
+    assert limited.max_load_fps < 600_000 and limited.generator_limited
+
+
+def _as_limited(trial):
+    def wrapped(load, duration):
+        result = trial(load, duration)
+        return result if result.valid else dataclasses.replace(result, invalid_kind=INVALID_LIMITED)
+
+    return wrapped
+
+
+@pytest.mark.parametrize("mode", ["binary", "multi"])
+def test_a_load_the_generator_never_paces_evenly_is_not_claimed(mode):
+    # the device could forward 500 kfps, the generator paces evenly only up to 300 kfps
+    cfg = SearchConfig(mode=mode, goals=(NDR,), min_load_fps=10_000, max_load_fps=600_000,
+                       relative_width=0.01, trial_duration_s=1.0)
+    result = search(_disturbing(SimulatedDut(500_000, seed=1), 0.0, above_fps=300_000), cfg)
+    ndr = result.goal("NDR")
+    assert ndr.lower_bound_fps <= 300_000 and ndr.upper_bound_fps > 300_000
+    assert ndr.lower_bound_fps >= 300_000 * 0.97
+    assert result.max_load_fps == 600_000 and not result.generator_limited
+    assert any("still disturbed" in note for note in result.notes)
+    assert all(not t.valid for t in result.trials if t.intended_load_fps > 300_000)
+
+
+@pytest.mark.parametrize("mode", ["binary", "multi"])
+def test_a_search_with_disturbed_trials_replays_from_trials_jsonl(mode):
+    cfg = SearchConfig(mode=mode, goals=(NDR, PDR), min_load_fps=10_000, max_load_fps=600_000,
+                       relative_width=0.01, trial_duration_s=1.0)
+    chosen, outcome, _ = run_search(_disturbing(SimulatedDut(412_345, seed=3), 0.3, seed=9), cfg)
+    records = []
+    for i, t in enumerate(outcome.trials):
+        reasons = tuple(t.invalid_reason.split("; ")) if t.invalid_reason else ()
+        doc = TrialRecord(TrialIdentity("abc123", 0, "p"), i, "search", "2024-01-01T00:00:00.000+00:00", False,
+                          t, invalid_reasons=reasons).to_json()
+        records.append(TrialRecord.from_json(doc))
+    replay = Replay(records)
+    again, outcome2, _ = run_search(replay, cfg)
+    assert replay.position == len(records)
+    assert [(g.lower_bound_fps, g.upper_bound_fps, g.regular) for g, _ in again] == \
+        [(g.lower_bound_fps, g.upper_bound_fps, g.regular) for g, _ in chosen]
+    assert outcome2.invalid_trials == outcome.invalid_trials > 0
