@@ -56,15 +56,16 @@ def test_render_config_has_one_block_per_stream():
 
 def test_argv_says_rate_count_cpu_and_priority():
     argv = pacer.argv("/x/pacer", "/w/p.cfg", 1000, 250000.0, cpu=0, tx="mmsg", batch=16,
-                      ring_slots=512, fifo_priority=1, yield_period_us=500, yield_us=30)
+                      ring_slots=512, fifo_priority=1, yield_period_us=500, yield_us=30, catchup_share=0.5)
     assert argv[:3] == ["/x/pacer", "-c", "/w/p.cfg"]
     opts = dict(zip(argv[3::2], argv[4::2]))
     assert opts["-n"] == "1000" and float(opts["-r"]) == 250000.0 and opts["-t"] == "mmsg"
     assert opts["-C"] == "0" and opts["-P"] == "1" and opts["-b"] == "16" and opts["-R"] == "512"
-    assert opts["-Y"] == "500,30"
+    assert opts["-Y"] == "500,30" and float(opts["-K"]) == 0.5
     assert argv[-1] == "-w"
     unpaced = pacer.argv("/x/pacer", "/w/p.cfg", 10, None, cpu=None, fifo_priority=0, wait_for_go=False)
     assert unpaced[unpaced.index("-r") + 1] == "0" and "-C" not in unpaced and "-P" not in unpaced
+    assert "-K" not in pacer.argv("/x/pacer", "/w/p.cfg", 10, None, cpu=0, catchup_share=1.0)
     with pytest.raises(ValueError):
         pacer.argv("/x", "/c", 0, 1.0, cpu=0)
     with pytest.raises(ValueError):

@@ -161,10 +161,11 @@ def render_config(streams: Sequence[StreamSpec], comment: str = "") -> str:
 
 def argv(binary: str, config_path: str, frames_per_stream: int, rate_fps: float | None, *,
          cpu: int | None, tx: str = "ring", batch: int = 32, ring_slots: int = 1024,
-         fifo_priority: int = 0, yield_period_us: int = 0, yield_us: int = 0,
+         fifo_priority: int = 0, yield_period_us: int = 0, yield_us: int = 0, catchup_share: float = 0.0,
          wait_for_go: bool = True) -> list[str]:
     """The sender's command line: ``frames_per_stream`` per port at aggregate ``rate_fps``
-    (None: as fast as it can)."""
+    (None: as fast as it can); behind schedule it catches up at most ``1 + catchup_share``
+    times the rate (0: as fast as it can)."""
     if frames_per_stream < 1:
         raise ValueError("the pacer needs at least one frame per stream")
     if tx not in TX_MODES:
@@ -178,6 +179,8 @@ def argv(binary: str, config_path: str, frames_per_stream: int, rate_fps: float 
         out += ["-P", str(int(fifo_priority))]
         if yield_period_us and yield_us:
             out += ["-Y", f"{int(yield_period_us)},{int(yield_us)}"]
+    if catchup_share and rate_fps:
+        out += ["-K", repr(float(catchup_share))]
     if wait_for_go:
         out.append("-w")
     return out

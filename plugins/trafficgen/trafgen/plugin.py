@@ -764,7 +764,8 @@ class Trafgen(TrafficGenerator):
                     self._pacer_binary, str(self._pacer_config), frames_per_dir, load_fps, cpu=self._pacer_cpu(),
                     tx=self.cfg["pacer_tx"], batch=int(self.cfg["pacer_batch"]),
                     ring_slots=int(self.cfg["pacer_ring_slots"]), fifo_priority=int(self.cfg["pacer_fifo_priority"]),
-                    yield_period_us=int(self.cfg["pacer_yield_period_us"]), yield_us=int(self.cfg["pacer_yield_us"]))
+                    yield_period_us=int(self.cfg["pacer_yield_period_us"]), yield_us=int(self.cfg["pacer_yield_us"]),
+                    catchup_share=float(self.cfg["pacer_catchup_share"]))
                 sender = pacer_engine.PacerProcess(argv, netns=self._netns,
                                                    log_path=Path(self.context.log_dir) / "trafgen-pacer.log")
                 self._pacer_proc = sender

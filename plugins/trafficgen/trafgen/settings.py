@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "pacer_fifo_priority": 1,
     "pacer_yield_period_us": 500,
     "pacer_yield_us": 30,
+    "pacer_catchup_share": 1.0,
     "binary": "trafgen",
     "cpus": [0],
     "tx_path": "sendto",
@@ -62,6 +63,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "pacer_yield_period_us": {"type": "integer", "minimum": 0, "maximum": 1000000,
                                   "description": "pacer with SCHED_FIFO: give the CPU away every this many us "
                                                  "(0: never), so the kernel's fair server never takes it for 50 ms"},
+        "pacer_catchup_share": {"type": "number", "minimum": 0, "maximum": 100,
+                                "description": "pacer: behind schedule (a stall), catch up at most this share above "
+                                               "the nominal rate (1.0: twice the rate), so no 1 ms carries much more "
+                                               "than its share; 0: as fast as it can"},
         "pacer_yield_us": {"type": "integer", "minimum": 0, "maximum": 1000,
                            "description": "pacer with SCHED_FIFO: for this many us each time"},
         "binary": {"type": "string", "minLength": 1,
