@@ -12,7 +12,7 @@ from typing import Any, Mapping
 ENGINES = ("pacer", "trafgen")
 
 DEFAULTS: dict[str, Any] = {
-    "engine": "pacer",
+    "engine": "trafgen",
     "pacer_tx": "ring",
     "pacer_batch": 32,
     "pacer_ring_slots": 1024,
