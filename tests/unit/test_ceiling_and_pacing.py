@@ -76,3 +76,11 @@ def test_pacing_survives_trials_jsonl():
 
     schema.validate(doc, "trial.schema.json")
     schema.validate({**rec.to_json(), "role": "calibration"}, "trial.schema.json")
+
+
+def test_the_ceiling_share_is_configured_else_the_generators_else_the_default():
+    assert ceiling.share_for(0.9, 0.75) == 0.9
+    assert ceiling.share_for(None, 0.75) == 0.75
+    assert ceiling.share_for(None, None) == ceiling.CEILING_SHARE
+    with pytest.raises(ValueError):
+        ceiling.share_for(1.5, None)

@@ -162,6 +162,10 @@ class GeneratorCapabilities:
     #: measures it once per frame size with an unpaced ``run_burst`` and never asks more
     #: (:mod:`vsbench.measurement.ceiling`). Needs ``supports_bursts``.
     ceiling_calibration: bool = False
+    #: The share of that unpaced rate its paced trials deliver on such a host, so the share
+    #: of the ceiling the search may ask for when ``traffic.generator_ceiling_share`` is
+    #: null (None: :data:`vsbench.measurement.ceiling.CEILING_SHARE`).
+    ceiling_share: float | None = None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,19 @@ class Ceiling:
         return self.burst_rate_fps * self.share
 
 
+def share_for(configured: float | None, generator_share: float | None) -> float:
+    """The share of the ceiling the search may ask for: the configured one
+    (``traffic.generator_ceiling_share``), else the generator's own
+    (``GeneratorCapabilities.ceiling_share``: what its paced trials deliver of its unpaced
+    rate), else :data:`CEILING_SHARE`."""
+    for share in (configured, generator_share):
+        if share:
+            if not 0 < float(share) <= 1:
+                raise ValueError(f"the ceiling share must be in (0, 1], got {share}")
+            return float(share)
+    return CEILING_SHARE
+
+
 def calibration_frames(expected_fps: float, directions: int, duration_s: float = CALIBRATION_S) -> int:
     """Frames of the calibration burst: ``duration_s`` at ``expected_fps``, split evenly
     over ``directions`` (a multiple of it), at least :data:`MIN_CALIBRATION_FRAMES`."""

@@ -110,7 +110,7 @@ def generator_ceiling(job: FrameSizeJob, expected_fps: float) -> ceilings.Ceilin
     key = ceiling_key(job)
     found = job.ceilings.get(key)
     if found is None:
-        share = float(job.traffic.get("generator_ceiling_share") or ceilings.CEILING_SHARE)
+        share = ceilings.share_for(job.traffic.get("generator_ceiling_share"), job.capabilities.ceiling_share)
         frames = ceilings.calibration_frames(expected_fps, job.profile.directions)
         record = job.trials.run_burst(frames, role="calibration")
         try:
