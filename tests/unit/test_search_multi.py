@@ -145,7 +145,7 @@ def test_a_lowered_max_load_above_every_goal_is_not_generator_limited():
 def test_time_budget_returns_bounds_so_far_as_irregular():
     result = search(make_dut("jitter", 8), config(time_budget_s=10))
     assert result.budget_exhausted and result.trial_seconds <= 10
-    assert all(not g.regular and g.irregular_reason == "time budget exhausted" for g in result.goals)
+    assert all(not g.regular and g.irregular_reason.startswith("time budget exhausted") for g in result.goals)
 
 
 def collapsing_dut(max_load):

@@ -268,6 +268,10 @@ class ReportedPoint:
     #: measured ceiling: the device forwarded all the generator could send, so the figure is
     #: a lower bound of the device's (``FrameSizeResult.generator_ceiling_fps``).
     at_generator_ceiling: bool = False
+    #: The search ran out of its time budget before its final test passed any load: the
+    #: throughput is the best load an earlier, shorter stage passed -- a provisional lower
+    #: bound (``irregular_reason`` says from which trials), never nothing.
+    lower_bound_provisional: bool = False
 
 
 @dataclass

@@ -140,6 +140,8 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
             notes.append(f"{name} {throughput:.0f} fps is a lower bound: it is the generator's ceiling at "
                          f"{job.frame_size_bytes} B ({fs.generator_ceiling_fps:.0f} fps unpaced), and the device "
                          f"forwarded all of it")
+        if goal_result.lower_bound_provisional:
+            point.lower_bound_provisional = True
         point.repetitions = None if repetitions is None else repetitions.get(name)
         if latency_point is not None:
             point.latency_summary = latency_point.summary

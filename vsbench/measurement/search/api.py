@@ -114,6 +114,11 @@ class GoalResult:
     #: Outcome of the optional full-duration confirmation trial(s) at the lower bound.
     confirmed_fps: float | None = None
     confirmation_trials: list[int] = field(default_factory=list)
+    #: The lower bound is not the final stage's: the search ended (its time budget) before
+    #: the final test passed any load, and this is the best load an earlier, shorter stage
+    #: passed -- a lower bound proven by fewer or shorter trials (``irregular_reason`` says
+    #: which). Never set when the final stage has a lower bound.
+    lower_bound_provisional: bool = False
 
 
 @dataclass

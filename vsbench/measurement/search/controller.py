@@ -23,7 +23,7 @@ from .exceed_test import Verdict, clopper_pearson
 from .load_grid import LoadGrid
 from .load_stats import Target, TrialDatabase
 from .measurer import BudgetExhausted, GeneratorExhausted, Measurer
-from .relevant_bounds import Bounds
+from .relevant_bounds import Bounds, relevant_bounds
 
 #: Bracket width of the coarse stage, in final widths.
 COARSE_WIDTH_STEPS = 4
@@ -65,15 +65,19 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
             measured = m.measure(grid.load(winner.index), winner.duration_s)
         except BudgetExhausted:
             stop_reason, budget_exhausted = "time budget exhausted", True
+            _file_late(m, db, grid, top)
             break
         except GeneratorExhausted as exc:
             stop_reason = str(exc)
+            _file_late(m, db, grid, top)
             break
         if measured is None:  # the generator fell short: continue below what it can send
             top = grid.index_at_or_below(m.max_load_fps)
             m.max_load_fps = grid.load(top)
             db.forget_above(top)
+            _file_late(m, db, grid, top)
             continue
+        _file_late(m, db, grid, top)
         trial_index, result = measured
         db.add(winner.index, trial_index, result)
     goals = [_goal_result(s, db, grid, top, m, stop_reason, config) for s in selectors]
@@ -92,10 +96,29 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
     )
 
 
+def _file_late(m: Measurer, db: TrialDatabase, grid: LoadGrid, top: int) -> None:
+    """File each trial the generator sent late but whole (:class:`.measurer.LateTrial`) as
+    a trial at the grid load at or below what it delivered (and at most ``top``): a
+    measurement of the device at that rate instead of a wasted trial. One delivered below
+    min_load says nothing the grid can hold."""
+    for late in m.take_late():
+        if late.delivered_fps < grid.min_load_fps:
+            continue
+        index = min(top, grid.index_at_or_below(late.delivered_fps))
+        result = late.as_delivered(m.trials[late.trial_index], grid.load(index))
+        db.add(index, late.trial_index, result, late=True)
+        asked = m.trials[late.trial_index].intended_load_fps
+        m.notes.append(f"the generator sent every frame of a {asked:.0f} fps trial late ({late.delivered_fps:.0f} fps "
+                       f"delivered): its loss judged at {grid.load(index):.0f} fps")
+
+
 def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Measurer,
                  stop_reason: str | None, config: SearchConfig) -> GoalResult:
     final = s.targets[-1]
     b = s.final_bounds(db, top)
+    provisional = None if b.lower is not None else _provisional_lower(s, db, top, b.upper)
+    if provisional is not None:
+        final, b = s.targets[provisional[0]], Bounds(provisional[1], b.upper)
     reason = None
     if b.lower is not None and b.lower >= top:
         reason = "max_load is a lower bound: the device was not saturated"
@@ -105,6 +128,10 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         reason = "min_load is an upper bound: the goal is not reachable above min_load"
     elif b.gap() is None or b.gap() > final.width_steps:
         reason = stop_reason or "search ended before the goal was bracketed"
+    if provisional is not None:
+        reason = (f"{reason or 'search ended early'}; the lower bound is provisional: no load passed the "
+                  f"final test ({s.targets[-1].trial_duration_s:g} s trials), {grid.load(b.lower):.0f} fps "
+                  f"passed an earlier stage's ({final.trial_duration_s:g} s trials)")
     lower_fps = grid.load(b.lower) if b.lower is not None else None
     upper_fps = grid.load(b.upper) if b.upper is not None else None
     result = GoalResult(
@@ -114,6 +141,7 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         regular=reason is None,
         irregular_reason=reason,
         relative_width=grid.width(b.lower, b.upper) if b.gap() is not None else None,
+        lower_bound_provisional=provisional is not None,
     )
     if b.lower is not None:
         stats = db.loads[b.lower]
@@ -121,19 +149,33 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         result.lower_bound_trials, result.lower_bound_bad = n, bad
         result.lower_bound_bad_ci = clopper_pearson(n, bad)
         full = stats.full_records(final.trial_duration_s) or stats.records
-        full = [r for r in full if r.valid] or full
+        full = [r for r in full if r.valid and not r.late] or [r for r in full if r.valid] or full
         ranked = sorted(full, key=lambda r: r.loss_ratio)
         quantile = ranked[max(0, math.ceil((1.0 - s.goal.exceed_ratio) * len(ranked)) - 1)]
         result.conditional_throughput_fps = lower_fps * (1.0 - quantile.loss_ratio)
         result.lower_bound_trial = quantile.trial_index
     if b.upper is not None:
         stats = db.loads[b.upper]
-        n, bad = stats.counts(s.goal_pos, final.trial_duration_s, s.goal.exceed_ratio)
+        n, bad = stats.counts(s.goal_pos, s.targets[-1].trial_duration_s, s.goal.exceed_ratio)
         result.upper_bound_trials, result.upper_bound_bad = n, bad
         result.upper_bound_bad_ci = clopper_pearson(n, bad)
         worst = [r for r in stats.records if r.bad[s.goal_pos]] or stats.records
         result.upper_bound_trial = worst[0].trial_index
     return result
+
+
+def _provisional_lower(s: Selector, db: TrialDatabase, top: int, upper: int | None) -> tuple[int, int] | None:
+    """When the final stage found no lower bound (the budget ran out first): the best load
+    an earlier, coarser stage classified as passing, below the final upper bound if there
+    is one, as (stage, grid index) -- the best load proven so far, never claimed as final.
+    None when no stage has one."""
+    for stage in range(len(s.targets) - 2, -1, -1):
+        verdicts = {i: v for i, v in db.verdicts(s.goal_pos, s.targets[stage]).items()
+                    if i <= top and (upper is None or i < upper)}
+        lower = relevant_bounds(verdicts).lower
+        if lower is not None:
+            return stage, lower
+    return None
 
 
 def _inversion_notes(selectors, db: TrialDatabase, grid: LoadGrid, top: int) -> list[str]:

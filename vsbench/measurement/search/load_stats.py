@@ -45,6 +45,9 @@ class _Record:
     #: False for a trial still disturbed after its retries: bad for every goal, but its
     #: loss says nothing about the device (no capacity hint, no conditional throughput).
     valid: bool = True
+    #: Judged at the rate the generator delivered, not the one asked
+    #: (:class:`.measurer.LateTrial`): reported only when no trial at the load kept its rate.
+    late: bool = False
 
 
 @dataclass
@@ -89,7 +92,7 @@ class TrialDatabase:
         self.goals = goals
         self.loads: dict[int, LoadStats] = {}
 
-    def add(self, index: int, trial_index: int, trial: TrialResult) -> None:
+    def add(self, index: int, trial_index: int, trial: TrialResult, *, late: bool = False) -> None:
         stats = self.loads.get(index)
         if stats is None:
             stats = self.loads[index] = LoadStats(index, trial.intended_load_fps)
@@ -102,6 +105,7 @@ class TrialDatabase:
                 forwarding_fps=trial.rx_frames / duration if duration > 0 else 0.0,
                 bad=tuple(trial_is_bad(goal, trial) for goal in self.goals),
                 valid=trial.valid,
+                late=late,
             )
         )
 

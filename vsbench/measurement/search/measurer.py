@@ -9,6 +9,11 @@ invalid trial is never counted as loss in the device.
   ``invalid_retries`` times; if it still cannot, ``max_load`` is lowered to the rate it
   achieved (:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable,
   but never below a load it already delivered) and the search continues below it.
+  A limited trial that sent every frame, only late, is still a measurement -- of the
+  device at the rate the generator did deliver: it is kept as a :class:`LateTrial` for the
+  multi-goal search, which files it at a grid load at or below that rate (conservative both
+  ways: a pass claims less than was delivered, a loss condemns a lower load than the one
+  that lost), so no trial the generator fell short in is wasted.
 * **disturbed** -- every frame went out in the trial's time, but not evenly (a pacing
   window off, a stall): a property of the moment, not of the load. Retried at the same
   load ``disturbed_retries`` times; it never lowers ``max_load``. When the last retry is
@@ -23,10 +28,11 @@ invalid trial is never counted as loss in the device.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
-from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_UNTRUSTED, TrialResult
-from vsbench.measurement.validity import invalid_kind
+from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_LIMITED, INVALID_UNTRUSTED, TrialResult
+from vsbench.measurement.validity import MIN_TX_SHARE, invalid_kind
 
 from .api import SearchConfig, TrialFn
 
@@ -62,6 +68,32 @@ def delivered_fps(result: TrialResult) -> float:
     return result.tx_frames / duration
 
 
+def sent_late(result: TrialResult) -> bool:
+    """True for a limited trial that sent every frame it was asked for, only over a longer
+    time than the trial's: its counters are whole, its load was what it delivered."""
+    return (not result.valid and invalid_kind(result) == INVALID_LIMITED
+            and result.burst_frames is None and result.intended_frames > 0
+            and result.tx_frames >= MIN_TX_SHARE * result.intended_frames
+            and result.tx_duration_s is not None and result.tx_duration_s > result.intended_duration_s)
+
+
+@dataclass(frozen=True)
+class LateTrial:
+    """A limited trial that sent every frame late (:func:`sent_late`): index into
+    ``Measurer.trials`` and the rate it delivered."""
+
+    trial_index: int
+    delivered_fps: float
+
+    def as_delivered(self, result: TrialResult, load_fps: float) -> TrialResult:
+        """``result`` judged as a trial at ``load_fps`` (at most the delivered rate) over the
+        time it really took: valid, its counters unchanged."""
+        return dataclasses.replace(
+            result, intended_load_fps=load_fps,
+            intended_duration_s=max(result.intended_duration_s, result.tx_duration_s or 0.0),
+            valid=True, invalid_reason=None, invalid_kind=None)
+
+
 class BudgetExhausted(Exception):
     """Raised by :meth:`Measurer.measure` when the next trial would exceed the budget."""
 
@@ -80,6 +112,9 @@ class Measurer:
     effective_seconds: float = 0.0
     invalid_trials: int = 0
     lowerings: int = 0
+    #: Limited trials that sent every frame late, not yet taken by the search
+    #: (:meth:`take_late`).
+    late: list[LateTrial] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.max_load_fps = float(self.config.max_load_fps)
@@ -137,6 +172,8 @@ class Measurer:
                 return len(self.trials) - 1, result
             if kind != INVALID_UNTRUSTED:
                 achieved.append(delivered_fps(result))
+            if sent_late(result):
+                self.late.append(LateTrial(len(self.trials) - 1, delivered_fps(result)))
             if limited_left == 0:
                 break
             limited_left -= 1
@@ -148,6 +185,11 @@ class Measurer:
                 f"({result.invalid_reason})")
         self._lower_max_load(load_fps, min(achieved), result.invalid_reason)
         return None
+
+    def take_late(self) -> list[LateTrial]:
+        """The late trials since the last call (each handed out once)."""
+        late, self.late = self.late, []
+        return late
 
     def _account(self, result: TrialResult, duration_s: float) -> None:
         self.trial_seconds += duration_s
