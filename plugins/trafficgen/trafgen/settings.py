@@ -32,6 +32,7 @@ DEFAULTS: dict[str, Any] = {
     "drain_s": None,
     "startup_allowance_s": 3.0,
     "rate_tolerance": 0.01,
+    "nice": -10,
     "python": None,
 }
 
@@ -99,6 +100,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "rate_tolerance": {"type": "number", "minimum": 0, "maximum": 0.5,
                            "description": "a trial that took longer than duration x (1 + this) "
                                           "to send is marked invalid (generator too slow)"},
+        "nice": {"type": "integer", "minimum": -20, "maximum": 19,
+                 "description": "engine trafgen: the scheduling niceness trafgen runs at (nice -n); "
+                                "below 0 it keeps its share of a CPU that other tasks want (0: as started)"},
         "python": {"type": ["string", "null"],
                    "description": "interpreter for the probe helper; null: the one running vsbench"},
     },
