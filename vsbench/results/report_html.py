@@ -479,6 +479,8 @@ def _point_flag(fs: Mapping[str, Any], point: Mapping[str, Any]):
         return badge("no result", "error")
     if point.get("valid") is False:
         return badge("invalid", "error")
+    if point.get("lower_bound_provisional"):
+        return badge("provisional lower bound", "warning")
     if point.get("regular") is False:
         return badge("irregular", "warning")
     if fs.get("invalid_trial_count"):

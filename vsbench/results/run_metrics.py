@@ -257,6 +257,8 @@ def _point_flags(fs: Mapping[str, Any], point: Mapping[str, Any]) -> list[str]:
         flags.append("invalid trial")
     if point.get("regular") is False:
         flags.append("irregular search result")
+    if point.get("lower_bound_provisional"):
+        flags.append("provisional lower bound")
     if fs.get("generator_limited"):
         flags.append("generator-limited")
     if point.get("cpu_oversubscribed"):

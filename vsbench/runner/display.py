@@ -252,7 +252,9 @@ class RunDisplay:
             p = fs.primary
             lat = p.latency if p else None
             by_name = {q.name: q for q in fs.points}
-            status = fs.status + (" generator-limited" if fs.generator_limited else "") + ("" if not fs.notes else " *")
+            status = (fs.status + (" generator-limited" if fs.generator_limited else "")
+                      + (" provisional" if any(q.lower_bound_provisional for q in fs.points) else "")
+                      + ("" if not fs.notes else " *"))
             floor = fs.generator_floor if fs.generator_floor is not None and fs.generator_floor.measured else None
             table.add_row(
                 str(fs.frame_size_bytes),
