@@ -86,11 +86,12 @@ def raw_trafgen(netns: str, iface: str, cfg: Path, frames: int, reader: LinkCoun
     return frames / report.send_time_s, tx.tx_packets + tx.tx_dropped, rx.rx_packets
 
 
-def embedded_delivered(gen, duration_s: float, share: float) -> tuple[float, float, dict]:
-    """(delivered fps of a valid paced trial at the ceiling x share, or 0; the ceiling; facts)."""
+def embedded_delivered(gen, duration_s: float, share: float | None) -> tuple[float, float, dict]:
+    """(delivered fps of a valid paced trial at the ceiling x share, or 0; the ceiling; facts).
+    ``share`` None: the engine's own (``capabilities().ceiling_share``), as the runner asks."""
     frames = ceilings.calibration_frames(1e6, 1)
     burst = gen.run_burst(frames)
-    ceiling = ceilings.ceiling_from(burst, share)
+    ceiling = ceilings.ceiling_from(burst, ceilings.share_for(share, gen.capabilities().ceiling_share))
     r = gen.run_trial(ceiling.max_load_fps, duration_s)
     checked, verdict = validity.apply(r)
     delivered = r.tx_frames / r.tx_duration_s if verdict.valid and r.tx_duration_s else 0.0
@@ -180,8 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flows", type=int, default=1_000_000)
     parser.add_argument("--duration-s", type=float, default=2.0, help="the embedded generator's paced trial")
     parser.add_argument("--raw-frames", type=int, default=2_000_000)
-    parser.add_argument("--share", type=float, default=ceilings.CEILING_SHARE,
-                        help="share of the ceiling the paced trial asks (traffic.generator_ceiling_share)")
+    parser.add_argument("--share", type=float, default=None,
+                        help="share of the ceiling the paced trial asks (traffic.generator_ceiling_share; "
+                             "default: the engine's own, as a run asks)")
     parser.add_argument("--search-trial-s", type=float, default=1.0)
     parser.add_argument("--engine", default=None, help="trafficgen.trafgen.engine (default: the plugin's)")
     parser.add_argument("--skip", default="", help="comma-separated: veth,ndr")
