@@ -55,7 +55,9 @@ def test_default_search_finds_ndr_and_pdr_with_bounds(phy2phy_tput_ovs_dpdk):
     assert pdr["throughput_fps"] >= ndr["throughput_fps"] * 0.9  # PDR allows loss; noise aside, not far below
     assert fs["trial_count"] > 3 and fs["trial_seconds"] > 0 and fs["effective_seconds"] >= fs["trial_seconds"]
     trials = outcome.trials()
-    assert [t["role"] for t in trials].count("warmup") == 1 and trials[0]["role"] == "warmup"
+    # the generator's ceiling first (one calibration burst), then the warm-up
+    assert [t["role"] for t in trials][:2] == ["calibration", "warmup"]
+    assert [t["role"] for t in trials].count("warmup") == 1
     lat = ndr["latency_summary"]
     assert lat is not None and lat["samples"] > 0 and 0 < lat["min_ns"] <= lat["mean_ns"] <= lat["max_ns"]
     assert [lp["label"] for lp in fs["latency_points"]][:2] == ["probes only", "50% of PDR"]
@@ -87,7 +89,7 @@ def test_asking_more_than_trafgen_can_send_is_flagged_generator_limited(tmp_path
     outcome, results = _run(
         tmp_path, "phy2phy_tput",
         "frame_sizes=[64];warmup_s=0;search.max_load_fps=30000000;search.time_budget_s=40;"
-        "relative_width=0.05;latency.enabled=false")
+        "relative_width=0.05;latency.enabled=false;traffic.generator_ceiling=false")  # no ceiling to stop at
     assert outcome.code == 0, outcome.console
     [fs] = results["tests"][0]["frame_sizes"]
     assert fs["generator_limited"] is True and fs["search_max_load_fps"] == 30e6
