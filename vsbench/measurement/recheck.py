@@ -28,7 +28,7 @@ from vsbench.results.trial_log import read_trials
 
 #: Point fields that the replayed search decides.
 SEARCH_FIELDS = ("lower_bound_fps", "upper_bound_fps", "conditional_throughput_fps", "regular",
-                 "irregular_reason", "trial_index", "upper_bound_trial_index")
+                 "irregular_reason", "trial_index", "upper_bound_trial_index", "lower_bound_provisional")
 
 
 class Diverged(Exception):
@@ -119,6 +119,7 @@ def verify_search(config: Mapping[str, Any], fs: Mapping[str, Any], records: lis
             "trial_index": replay.index_of(run.trials, goal_result.lower_bound_trial),
             "upper_bound_trial_index": replay.index_of(run.trials, goal_result.upper_bound_trial),
             "throughput_fps": goal_result.lower_bound_fps,
+            "lower_bound_provisional": goal_result.lower_bound_provisional,
             **goal_stats(goal_result),
         }
         if repetitions is not None:
