@@ -256,3 +256,21 @@ def test_generator_limited_run_is_flagged_in_results_csv_and_terminal(tmp_path, 
     assert row["generator_limited"] == "true"
     assert float(row["max_load_fps"]) == pytest.approx(fs["max_load_fps"])
     assert recheck.verify(run_dir) == []
+
+
+def test_a_budget_that_ends_before_the_final_stage_reports_a_provisional_ndr(tmp_path, testkit):
+    # 1 s coarse trials, 2 s final trials and a budget under 2 s: the final stage never
+    # runs, the coarse one passes max_load -- reported, flagged, and replayed the same
+    code, out, run_dir = _run(tmp_path, testkit, params="frame_sizes=[64];latency.enabled=false",
+                              gen={"sleep_per_trial_s": 0.2},
+                              extra={"search": {"time_budget_s": 1.9, "trial_duration_s": 1.0,
+                                                "final_trial_duration_s": 2.0, "max_load_fps": 500_000}})
+    assert code == 0, out
+    results = json.loads((run_dir / "results.json").read_text())
+    schema.validate(results, "results.schema.json")
+    [fs] = results["tests"][0]["frame_sizes"]
+    ndr = fs["points"][0]
+    assert ndr["throughput_fps"] is not None and ndr["lower_bound_provisional"] is True
+    assert not ndr["regular"] and "provisional" in ndr["irregular_reason"]
+    assert "provisional" in out
+    assert recheck.verify(run_dir) == []
