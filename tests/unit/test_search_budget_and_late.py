@@ -62,7 +62,7 @@ def test_budget_out_before_the_final_stage_reports_the_coarse_lower_bound_flagge
         assert goal.lower_bound_fps == pytest.approx(200_000)
         assert goal.lower_bound_provisional and not goal.regular
         assert goal.irregular_reason.startswith("max_load is a lower bound")
-        assert "provisional" in goal.irregular_reason and "1 s trials" in goal.irregular_reason
+        assert "provisional" in goal.irregular_reason and "coarse stage's (1 s trials" in goal.irregular_reason
         assert goal.lower_bound_trials >= 1 and goal.lower_bound_bad == 0
 
 

@@ -130,8 +130,8 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         reason = stop_reason or "search ended before the goal was bracketed"
     if provisional is not None:
         reason = (f"{reason or 'search ended early'}; the lower bound is provisional: no load passed the "
-                  f"final test ({s.targets[-1].trial_duration_s:g} s trials), {grid.load(b.lower):.0f} fps "
-                  f"passed an earlier stage's ({final.trial_duration_s:g} s trials)")
+                  f"final stage's test, {grid.load(b.lower):.0f} fps passed the {_stage_name(provisional[0])} "
+                  f"stage's ({final.trial_duration_s:g} s trials, at most {final.n_max} per load)")
     lower_fps = grid.load(b.lower) if b.lower is not None else None
     upper_fps = grid.load(b.upper) if b.upper is not None else None
     result = GoalResult(
@@ -162,6 +162,11 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
         worst = [r for r in stats.records if r.bad[s.goal_pos]] or stats.records
         result.upper_bound_trial = worst[0].trial_index
     return result
+
+
+def _stage_name(stage: int) -> str:
+    """The name of stage ``stage`` of :func:`targets_for`."""
+    return ("coarse", "middle")[stage] if stage < 2 else f"stage {stage + 1}"
 
 
 def _provisional_lower(s: Selector, db: TrialDatabase, top: int, upper: int | None) -> tuple[int, int] | None:
