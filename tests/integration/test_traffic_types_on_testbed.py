@@ -72,7 +72,8 @@ def test_burst_on_linux_bridge_reports_every_burst(tmp_path):
 
 def test_load_sweep_on_linux_bridge_steps_up_the_ladder(tmp_path):
     outcome, fs = _run(tmp_path, "phy2phy_load_sweep", "linux_bridge",
-                                    "sweep_max_percent=0.3;trial_duration=0.5;search.max_load_fps=200000;latency.trial_duration_s=1")
+                                    "sweep_max_percent=0.3;trial_duration=0.5;search.max_load_fps=200000;latency.trial_duration_s=1;"
+                                    "traffic.generator_ceiling=false")  # 100 % is the configured rate, not the ceiling
     assert [s["percent"] for s in fs["sweep"]] == [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1,
                                                    0.2, 0.3]
     assert fs["sweep_reference_fps"] == 200000
