@@ -11,9 +11,9 @@ invalid trial is never counted as loss in the device.
   but never below a load it already delivered) and the search continues below it.
   A limited trial that sent every frame, only late, is still a measurement -- of the
   device at the rate the generator did deliver: it is kept as a :class:`LateTrial` for the
-  multi-goal search, which files it at a grid load at or below that rate (conservative both
-  ways: a pass claims less than was delivered, a loss condemns a lower load than the one
-  that lost), so no trial the generator fell short in is wasted.
+  multi-goal search, which files one the device passed at a grid load at or below that
+  rate (a pass claims less than was delivered; a loss is not filed, the late sender's
+  catch-up bursts may have caused it).
 * **disturbed** -- every frame went out in the trial's time, but not evenly (a pacing
   window off, a stall): a property of the moment, not of the load. Retried at the same
   load ``disturbed_retries`` times; it never lowers ``max_load``. When the last retry is
