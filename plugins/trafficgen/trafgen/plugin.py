@@ -681,22 +681,32 @@ class Trafgen(TrafficGenerator):
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         # trafgen processes and the probe helper, reaped during this trial
         stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
-        tx_total = sum(c.tx_frames for c in result_dirs)
-        rx_total = sum(c.rx_frames for c in result_dirs)
         tx_duration = max(send_times) if send_times and None not in send_times else None
+        return self._trial_result(
+            "trafgen", "; ".join(cut_reasons) or None, paced, load_fps, duration_s, profile,
+            result_dirs, tx_duration, t0, probe_outcome, stats, rx_wrong)
+
+    def _trial_result(self, sender: str, cut_reason: str | None, paced: bool, load_fps: float | None,
+                      duration_s: float, profile: TrafficProfile, result_dirs: list[DirectionCounters],
+                      tx_duration: float | None, t0: float, probe_outcome, stats: dict[str, Any],
+                      rx_wrong: int, *, pacing=None) -> TrialResult:
+        """One trial's result, the same for both engines: invalid when a sender was cut at the
+        deadline, or when a paced sender needed more than the rate tolerance beyond the
+        trial's duration to send what it was asked (it did not offer the load it claims)."""
+        tx_total = sum(c.tx_frames for c in result_dirs)
         valid, reason = True, None
-        if cut_reasons:
-            valid, reason = False, "; ".join(cut_reasons)
+        if cut_reason:
+            valid, reason = False, cut_reason
         elif paced and tx_duration is not None and tx_duration > duration_s * (1.0 + float(self.cfg["rate_tolerance"])):
             valid = False
-            reason = (f"trafgen needed {tx_duration:.4f} s to send what was asked for {duration_s:g} s "
+            reason = (f"{sender} needed {tx_duration:.4f} s to send what was asked for {duration_s:g} s "
                       f"(achieved {tx_total / tx_duration:.0f} of {load_fps:.0f} fps)")
         return TrialResult(
             intended_load_fps=float(load_fps or 0.0),
             intended_duration_s=float(duration_s),
             frame_size_bytes=profile.frame_size_bytes,
             tx_frames=tx_total,
-            rx_frames=rx_total,
+            rx_frames=sum(c.rx_frames for c in result_dirs),
             directions=tuple(result_dirs),
             tx_duration_s=tx_duration,
             effective_duration_s=time.monotonic() - t0,
@@ -704,6 +714,7 @@ class Trafgen(TrafficGenerator):
             valid=valid,
             invalid_reason=reason,
             generator_stats=stats,
+            pacing=pacing,
             rx_wrong_frames=rx_wrong,
         )
 
@@ -814,8 +825,6 @@ class Trafgen(TrafficGenerator):
         result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
-        tx_total = sum(c.tx_frames for c in result_dirs)
-        rx_total = sum(c.rx_frames for c in result_dirs)
         tx_duration = None
         pacing = None
         if summary is not None:
@@ -824,29 +833,9 @@ class Trafgen(TrafficGenerator):
             stats["pacer"] = {"sent": summary.sent, "asked": summary.asked, "per_port": summary.per_stream,
                               "send_time_s": tx_duration, "max_late_s": summary.max_late_s,
                               "max_gap_s": summary.max_gap_s, "elapsed_s": summary.elapsed_s}
-        valid, reason = True, None
-        if cut_reason:
-            valid, reason = False, cut_reason
-        elif paced and tx_duration is not None and tx_duration > duration_s * (1.0 + float(self.cfg["rate_tolerance"])):
-            valid = False
-            reason = (f"the pacer needed {tx_duration:.4f} s to send what was asked for {duration_s:g} s "
-                      f"(achieved {tx_total / tx_duration:.0f} of {load_fps:.0f} fps)")
-        return TrialResult(
-            intended_load_fps=float(load_fps or 0.0),
-            intended_duration_s=float(duration_s),
-            frame_size_bytes=profile.frame_size_bytes,
-            tx_frames=tx_total,
-            rx_frames=rx_total,
-            directions=tuple(result_dirs),
-            tx_duration_s=tx_duration,
-            effective_duration_s=time.monotonic() - t0,
-            probes=probe_outcome.records if probe_outcome is not None else None,
-            valid=valid,
-            invalid_reason=reason,
-            generator_stats=stats,
-            pacing=pacing,
-            rx_wrong_frames=rx_wrong,
-        )
+        return self._trial_result(
+            "the pacer", cut_reason, paced, load_fps, duration_s, profile,
+            result_dirs, tx_duration, t0, probe_outcome, stats, rx_wrong, pacing=pacing)
 
     def _direction_counters(self, before, after, foreign, probe_outcome, stats) -> list[DirectionCounters]:
         """Frames sent and received per direction from the ports' counters (see the module doc)."""
