@@ -13,12 +13,13 @@ from vsbench.interfaces.traffic import (
 )
 from vsbench.measurement import validity
 from vsbench.measurement.goal_report import run_search
-from vsbench.measurement.recheck import Replay
 from vsbench.measurement.search import Goal, SearchConfig, search
 from vsbench.measurement.search.measurer import Measurer
 from vsbench.measurement.simulator import SimulatedDut
 from vsbench.results import schema
 from vsbench.results.model import TrialIdentity, TrialRecord
+
+from tests.unit.replay_kit import replay_from_trials_jsonl
 
 NDR = Goal("NDR", 0.0)
 PDR = Goal("PDR", 0.005)
@@ -190,15 +191,9 @@ def test_a_search_with_disturbed_trials_replays_from_trials_jsonl(mode):
     cfg = SearchConfig(mode=mode, goals=(NDR, PDR), min_load_fps=10_000, max_load_fps=600_000,
                        relative_width=0.01, trial_duration_s=1.0)
     chosen, outcome, _ = run_search(_disturbing(SimulatedDut(412_345, seed=3), 0.3, seed=9), cfg)
-    records = []
-    for i, t in enumerate(outcome.trials):
-        reasons = tuple(t.invalid_reason.split("; ")) if t.invalid_reason else ()
-        doc = TrialRecord(TrialIdentity("abc123", 0, "p"), i, "search", "2024-01-01T00:00:00.000+00:00", False,
-                          t, invalid_reasons=reasons).to_json()
-        records.append(TrialRecord.from_json(doc))
-    replay = Replay(records)
+    replay = replay_from_trials_jsonl(outcome.trials)
     again, outcome2, _ = run_search(replay, cfg)
-    assert replay.position == len(records)
+    assert replay.position == len(outcome.trials)
     assert [(g.lower_bound_fps, g.upper_bound_fps, g.regular) for g, _ in again] == \
         [(g.lower_bound_fps, g.upper_bound_fps, g.regular) for g, _ in chosen]
     assert outcome2.invalid_trials == outcome.invalid_trials > 0

@@ -16,11 +16,11 @@ import pytest
 from vsbench.interfaces.traffic import TrialResult
 from vsbench.measurement import validity
 from vsbench.measurement.goal_report import run_search
-from vsbench.measurement.recheck import Replay
 from vsbench.measurement.search import Goal, SearchConfig, search
 from vsbench.measurement.search.measurer import sent_late
 from vsbench.measurement.simulator import SimulatedDut
-from vsbench.results.model import TrialIdentity, TrialRecord
+
+from tests.unit.replay_kit import replay_from_trials_jsonl
 
 NDR = Goal("NDR", 0.0)
 PDR = Goal("PDR", 0.005)
@@ -140,15 +140,9 @@ def test_a_search_with_late_trials_replays_from_trials_jsonl():
     cfg = config(time_budget_s=20)
     chosen, outcome, _ = run_search(late_generator(limit_fps=130_000, device_fps=125_000), cfg)
     assert outcome.invalid_trials > 0
-    records = []
-    for i, t in enumerate(outcome.trials):
-        reasons = tuple(t.invalid_reason.split("; ")) if t.invalid_reason else ()
-        doc = TrialRecord(TrialIdentity("abc123", 0, "p"), i, "search", "2024-01-01T00:00:00.000+00:00", False,
-                          t, invalid_reasons=reasons).to_json()
-        records.append(TrialRecord.from_json(doc))
-    replay = Replay(records)
+    replay = replay_from_trials_jsonl(outcome.trials)
     again, outcome2, _ = run_search(replay, cfg)
-    assert replay.position == len(records)
+    assert replay.position == len(outcome.trials)
     assert [(g.lower_bound_fps, g.upper_bound_fps, g.lower_bound_provisional) for g, _ in again] == \
         [(g.lower_bound_fps, g.upper_bound_fps, g.lower_bound_provisional) for g, _ in chosen]
     assert outcome2.notes == outcome.notes
