@@ -51,24 +51,24 @@ TEST_FIELDS = ("testcase", "variant", "deployment", "topology", "switching_opera
                "vnf", "vnfs", "traffic_type", "flows", "bidirectional", "link_gbps", "cpu_oversubscribed")
 
 
+#: (name suffix, unit, higher is better), most specific first: ``_fps_per_core`` before ``_fps``.
+METRIC_UNITS: tuple[tuple[str, str, bool], ...] = (
+    ("_fps_per_core", "fps/core", True),
+    ("_cores_per_gbps", "cores/(Gbit/s)", False),
+    ("_gbps", "Gbit/s", True),
+    ("_retransmits", "segments", False),
+    ("_us", "us", False),
+    ("_ns", "ns", False),
+    ("_fps", "fps", True),
+    ("_frames_avg", "frames", True),
+)
+
+
 def unit_of(metric: str) -> tuple[str, bool]:
-    """(unit, higher is better) of a metric name."""
-    if metric.endswith("_fps_per_core"):
-        return "fps/core", True
-    if metric.endswith("_cores_per_gbps"):
-        return "cores/(Gbit/s)", False
-    if metric.endswith("_gbps"):
-        return "Gbit/s", True
-    if metric.endswith("_retransmits"):
-        return "segments", False
-    if metric.endswith("_us"):
-        return "us", False
-    if metric.endswith("_ns"):
-        return "ns", False
-    if metric.endswith("_fps"):
-        return "fps", True
-    if metric.endswith("_frames_avg"):
-        return "frames", True
+    """(unit, higher is better) of a metric name, from its suffix."""
+    for suffix, unit, higher_is_better in METRIC_UNITS:
+        if metric.endswith(suffix):
+            return unit, higher_is_better
     return "", True
 
 

@@ -670,21 +670,26 @@ class Trafgen(TrafficGenerator):
             if self._probe is not None:
                 self._probe.stop()
                 self._probe = None
-        after = self._read_counters()
-        foreign = self._foreign.read()
-
-        result_dirs = self._direction_counters(before, after, foreign, probe_outcome, stats)
-        if probe_outcome is not None:
-            stats["probes"] = probe_outcome.stats
-        result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
-
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        # trafgen processes and the probe helper, reaped during this trial
-        stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
+        result_dirs, rx_wrong = self._trial_counters(before, probe_outcome, stats, cpu0)
         tx_duration = max(send_times) if send_times and None not in send_times else None
         return self._trial_result(
             "trafgen", "; ".join(cut_reasons) or None, paced, load_fps, duration_s, profile,
             result_dirs, tx_duration, t0, probe_outcome, stats, rx_wrong)
+
+    def _trial_counters(self, before, probe_outcome, stats: dict[str, Any],
+                        cpu0) -> tuple[list[DirectionCounters], int]:
+        """Both engines' counting once the senders are gone: per-direction frames from the
+        ports' counters (less what the probes and wrong frames account for) and the CPU time
+        of the children reaped during the trial (the senders and the probe helper)."""
+        after = self._read_counters()
+        foreign = self._foreign.read()
+        result_dirs = self._direction_counters(before, after, foreign, probe_outcome, stats)
+        if probe_outcome is not None:
+            stats["probes"] = probe_outcome.stats
+        result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
+        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
+        return result_dirs, rx_wrong
 
     def _trial_result(self, sender: str, cut_reason: str | None, paced: bool, load_fps: float | None,
                       duration_s: float, profile: TrafficProfile, result_dirs: list[DirectionCounters],
@@ -816,15 +821,7 @@ class Trafgen(TrafficGenerator):
             if self._probe is not None:
                 self._probe.stop()
                 self._probe = None
-        after = self._read_counters()
-        foreign = self._foreign.read()
-
-        result_dirs = self._direction_counters(before, after, foreign, probe_outcome, stats)
-        if probe_outcome is not None:
-            stats["probes"] = probe_outcome.stats
-        result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
+        result_dirs, rx_wrong = self._trial_counters(before, probe_outcome, stats, cpu0)
         tx_duration = None
         pacing = None
         if summary is not None:
