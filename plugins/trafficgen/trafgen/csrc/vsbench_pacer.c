@@ -59,28 +59,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vsbench_streams.h"
+
 #ifndef PACKET_QDISC_BYPASS
 #define PACKET_QDISC_BYPASS 20
 #endif
 
-#define MAX_STREAMS 2
-#define MAX_FIELDS 8
-#define MAX_FRAME 9216
 #define MAX_BATCH 256
-#define BIN_NS 100000ULL /* 100 us */
-
-struct field {
-	unsigned offset, width;
-	uint64_t base, period;
-	int in_ip, in_udp_pseudo, in_udp;
-};
 
 struct stream {
-	char ifname[IF_NAMESIZE];
-	unsigned char frame[MAX_FRAME];
-	unsigned len, ip_off;
-	struct field fields[MAX_FIELDS];
-	unsigned nfields;
+	struct stream_spec spec; /* what it sends (vsbench_streams.h) */
 	int fd;
 	/* TX ring */
 	unsigned char *ring;
@@ -90,7 +78,6 @@ struct stream {
 	uint64_t k;      /* frames built so far */
 	uint64_t sent;   /* frames the kernel accepted */
 	uint64_t errors; /* frames it refused */
-	uint16_t udp_csum0;
 };
 
 static struct stream streams[MAX_STREAMS];
@@ -119,75 +106,6 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
-}
-
-static void read_config(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) die(path);
-	static char line[2 * MAX_FRAME + 64];
-	struct stream *s = NULL;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
-		while (*p == ' ' || *p == '\t') p++;
-		if (*p == '#' || *p == '\n' || *p == 0) continue;
-		if (!strncmp(p, "stream ", 7)) {
-			if (nstreams == MAX_STREAMS) fail("at most two streams");
-			s = &streams[nstreams++];
-			memset(s, 0, sizeof(*s));
-			if (sscanf(p + 7, "%15s", s->ifname) != 1) fail("stream: no interface");
-		} else if (!s) {
-			fail("configuration must start with a stream line");
-		} else if (!strncmp(p, "frame ", 6)) {
-			p += 6;
-			unsigned n = 0;
-			while (hexval(p[0]) >= 0 && hexval(p[1]) >= 0) {
-				if (n == MAX_FRAME) fail("frame too long");
-				s->frame[n++] = (unsigned char)(hexval(p[0]) << 4 | hexval(p[1]));
-				p += 2;
-			}
-			if (n < 42) fail("frame too short for Ethernet/IPv4/UDP");
-			s->len = n;
-		} else if (!strncmp(p, "ip ", 3)) {
-			s->ip_off = (unsigned)strtoul(p + 3, NULL, 10);
-		} else if (!strncmp(p, "field ", 6)) {
-			if (s->nfields == MAX_FIELDS) fail("too many fields");
-			struct field *fl = &s->fields[s->nfields++];
-			unsigned long long base, period;
-			if (sscanf(p + 6, "%u %u %llu %llu", &fl->offset, &fl->width, &base, &period) != 4)
-				fail("field: expected <offset> <width> <base> <period>");
-			if (fl->width != 2 && fl->width != 4) fail("field width must be 2 or 4");
-			if (period < 1) fail("field period must be >= 1");
-			fl->base = base;
-			fl->period = period;
-		} else {
-			fail("unknown configuration line");
-		}
-	}
-	fclose(f);
-	if (!nstreams) fail("no stream in the configuration");
-	for (unsigned i = 0; i < nstreams; i++) {
-		struct stream *st = &streams[i];
-		if (!st->len) fail("stream without a frame");
-		if (st->ip_off + 28 > st->len) fail("IPv4/UDP headers do not fit the frame");
-		unsigned udp = st->ip_off + 20;
-		st->udp_csum0 = (uint16_t)(st->frame[udp + 6] << 8 | st->frame[udp + 7]);
-		for (unsigned j = 0; j < st->nfields; j++) {
-			struct field *fl = &st->fields[j];
-			if (fl->offset + fl->width > st->len) fail("field outside the frame");
-			fl->in_ip = fl->offset >= st->ip_off && fl->offset < st->ip_off + 20;
-			fl->in_udp_pseudo = fl->offset >= st->ip_off + 12 && fl->offset < st->ip_off + 20;
-			fl->in_udp = fl->offset >= udp && fl->offset < udp + 8;
-		}
-	}
-}
-
 /* ones' complement helpers */
 static inline uint32_t csum_add16(uint32_t sum, const unsigned char *p, unsigned n)
 {
@@ -204,12 +122,12 @@ static inline uint16_t csum_fold(uint32_t sum)
 /* Write frame k of stream s into buf (a copy of the template with the counters applied). */
 static inline void build(struct stream *s, unsigned char *buf, uint64_t k)
 {
-	memcpy(buf, s->frame, s->len);
-	if (!s->nfields) return;
+	memcpy(buf, s->spec.frame, s->spec.len);
+	if (!s->spec.nfields) return;
 	uint32_t udp_delta = 0; /* sum(new) + sum(~old) over words covered by the UDP checksum */
 	int udp_touched = 0, ip_touched = 0;
-	for (unsigned j = 0; j < s->nfields; j++) {
-		struct field *fl = &s->fields[j];
+	for (unsigned j = 0; j < s->spec.nfields; j++) {
+		struct field *fl = &s->spec.fields[j];
 		uint64_t v = fl->base + (k % fl->period);
 		unsigned char *p = buf + fl->offset;
 		if (fl->in_udp_pseudo || fl->in_udp) {
@@ -228,15 +146,15 @@ static inline void build(struct stream *s, unsigned char *buf, uint64_t k)
 		}
 		if (fl->in_ip) ip_touched = 1;
 	}
-	unsigned ip = s->ip_off;
+	unsigned ip = s->spec.ip_off;
 	if (ip_touched) {
 		buf[ip + 10] = buf[ip + 11] = 0;
 		uint16_t c = (uint16_t)~csum_fold(csum_add16(0, buf + ip, 20));
 		buf[ip + 10] = (unsigned char)(c >> 8); buf[ip + 11] = (unsigned char)c;
 	}
-	if (udp_touched && s->udp_csum0) {
+	if (udp_touched && s->spec.udp_csum0) {
 		/* RFC 1624: HC' = ~(~HC + ~m + m') */
-		uint32_t sum = (uint16_t)~s->udp_csum0;
+		uint32_t sum = (uint16_t)~s->spec.udp_csum0;
 		sum += udp_delta;
 		uint16_t c = (uint16_t)~csum_fold(sum);
 		if (c == 0) c = 0xffff;
@@ -252,12 +170,12 @@ static int open_socket(struct stream *s, int use_ring, unsigned ring_slots, int 
 	int one = 1;
 	if (bypass && setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) < 0)
 		die("PACKET_QDISC_BYPASS");
-	unsigned ifindex = if_nametoindex(s->ifname);
-	if (!ifindex) die(s->ifname);
+	unsigned ifindex = if_nametoindex(s->spec.ifname);
+	if (!ifindex) die(s->spec.ifname);
 	if (use_ring) {
 		int v = TPACKET_V2;
 		if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) < 0) die("PACKET_VERSION");
-		unsigned need = TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) + s->len;
+		unsigned need = TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) + s->spec.len;
 		unsigned size = 64;
 		while (size < need) size <<= 1;
 		struct tpacket_req req = {0};
@@ -277,7 +195,7 @@ static int open_socket(struct stream *s, int use_ring, unsigned ring_slots, int 
 			if (s->ring == MAP_FAILED) die("mmap TX ring");
 		}
 	} else {
-		s->bufs = aligned_alloc(64, (size_t)batch * ((s->len + 63) & ~63u));
+		s->bufs = aligned_alloc(64, (size_t)batch * ((s->spec.len + 63) & ~63u));
 		if (!s->bufs) die("malloc");
 	}
 	struct sockaddr_ll ll = {0};
@@ -311,7 +229,7 @@ static unsigned send_ring(struct stream *s, unsigned n)
 		if (h->tp_status != TP_STATUS_AVAILABLE) break;
 		unsigned char *data = (unsigned char *)h + TPACKET2_HDRLEN - sizeof(struct sockaddr_ll);
 		build(s, data, s->k++);
-		h->tp_len = s->len;
+		h->tp_len = s->spec.len;
 		h->tp_status = TP_STATUS_SEND_REQUEST;
 		s->head = (s->head + 1) % s->slots;
 	}
@@ -333,12 +251,12 @@ static unsigned send_mmsg(struct stream *s, unsigned n)
 {
 	static struct mmsghdr msgs[MAX_BATCH];
 	static struct iovec iov[MAX_BATCH];
-	unsigned stride = (s->len + 63) & ~63u;
+	unsigned stride = (s->spec.len + 63) & ~63u;
 	for (unsigned i = 0; i < n; i++) {
 		unsigned char *buf = s->bufs + (size_t)i * stride;
 		build(s, buf, s->k + i);
 		iov[i].iov_base = buf;
-		iov[i].iov_len = s->len;
+		iov[i].iov_len = s->spec.len;
 		memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
@@ -361,7 +279,6 @@ static unsigned send_mmsg(struct stream *s, unsigned n)
 	return done;
 }
 
-#define WINDOW_NS 10000000ULL /* pacing is judged per 10 ms window */
 
 /* What the send loop keeps: frames handed over, where the next goes, the 100-us bins. */
 struct sender {
@@ -440,7 +357,11 @@ int main(int argc, char **argv)
 	}
 	if (!config || !per_stream || batch < 1 || batch > MAX_BATCH || rate < 0 || ring_slots < 16 || catchup < 0)
 		usage();
-	read_config(config);
+	{
+		static struct stream_spec specs[MAX_STREAMS];
+		nstreams = read_streams("vsbench-pacer", config, specs);
+		for (unsigned i = 0; i < nstreams; i++) streams[i].spec = specs[i];
+	}
 
 	if (cpu >= 0) {
 		cpu_set_t set;
@@ -569,57 +490,23 @@ int main(int argc, char **argv)
 	uint64_t sent = sd.sent, t_first = sd.t_first, t_last = sd.t_last ? sd.t_last : t0;
 	uint64_t t_end = now_ns();
 
-	/* Pacing figures over the paced span [t0, t0 + total/rate]. */
 	size_t used = (size_t)((t_last - t0) / BIN_NS) + 1;
 	if (used > nbins) used = nbins;
-	/* 10 ms windows: only those wholly inside the schedule [t0, t0 + total / rate) */
-	size_t full = rate > 0 ? (size_t)(nominal_s * 1e9 / BIN_NS) : 0;
-	if (full > nbins) full = nbins;
-	uint64_t max1 = 0, windows = 0;
-	double expect10 = rate > 0 ? rate * 0.010 : 0;
-	double worst10 = 0, worst_aligned = 0;
-	uint64_t aligned = 0;
-	for (size_t i = 0; rate > 0 && i + 100 <= full; i += 100) {
-		uint64_t s10 = 0;
-		for (size_t j = i; j < i + 100; j++) s10 += bins[j];
-		double dev = (double)s10 - expect10;
-		if (dev < 0) dev = -dev;
-		if (dev > worst_aligned) worst_aligned = dev;
-		aligned++;
-	}
-	for (size_t i = 0; i < used; i++) {
-		uint64_t s1 = 0;
-		for (size_t j = i; j < i + 10 && j < used; j++) s1 += bins[j];
-		if (s1 > max1) max1 = s1;
-		if (rate > 0 && i + 100 <= full) {
-			uint64_t s10 = 0;
-			for (size_t j = i; j < i + 100; j++) s10 += bins[j];
-			double dev = (double)s10 - expect10;
-			if (dev < 0) dev = -dev;
-			if (dev > worst10) worst10 = dev;
-			windows++;
-		}
-	}
 	if (bins_path) {
 		FILE *bf = fopen(bins_path, "wb");
 		if (bf) { fwrite(bins, sizeof(uint32_t), used, bf); fclose(bf); }
 	}
-	printf("{\"sent\": %llu, \"asked\": %llu, \"streams\": [", (unsigned long long)sent, (unsigned long long)total);
-	for (unsigned i = 0; i < nstreams; i++)
-		printf("%s{\"iface\": \"%s\", \"sent\": %llu}", i ? ", " : "", streams[i].ifname,
-		       (unsigned long long)streams[i].sent);
-	printf("], \"rate_fps\": %.3f, \"first_ns\": %llu, \"last_ns\": %llu, \"span_s\": %.9f, "
-	       "\"elapsed_s\": %.9f, \"max_frames_1ms\": %llu, \"windows_10ms\": %llu, "
-	       "\"max_dev_frames_10ms\": %.1f, \"max_late_ns\": %llu, \"max_gap_ns\": %llu, \"loops\": %llu, "
-	       "\"stopped\": %s, \"bin_ns\": %llu, \"yields\": %llu, \"yield_checks\": %llu, \"ring_waits\": %llu, "
-	       "\"aligned_windows_10ms\": %llu, "
-	       "\"max_dev_frames_aligned_10ms\": %.1f, \"catchup_share\": %.4f, \"catchup_gated\": %llu}\n",
-	       rate, (unsigned long long)(t_first ? t_first - t0 : 0), (unsigned long long)(t_last - t0),
-	       (double)(t_last - t0) / 1e9, (double)(t_end - t0) / 1e9, (unsigned long long)max1,
-	       (unsigned long long)windows, worst10, (unsigned long long)late_max, (unsigned long long)max_gap,
-	       (unsigned long long)loops, stop_flag ? "true" : "false", (unsigned long long)BIN_NS,
-	       (unsigned long long)yields, (unsigned long long)yield_checks, (unsigned long long)ring_waits,
-	       (unsigned long long)aligned, worst_aligned, catchup, (unsigned long long)gated);
-	fflush(stdout);
+	struct run_facts facts = {
+		.t0 = t0, .sent = sent, .asked = total, .t_first = t_first, .t_last = t_last, .t_end = t_end,
+		.rate = rate, .late_max_ns = late_max, .max_gap_ns = max_gap, .loops = loops, .stopped = stop_flag,
+		.catchup = catchup, .gated = gated, .yields = yields, .yield_checks = yield_checks,
+		.ring_waits = ring_waits};
+	const char *names[MAX_STREAMS];
+	uint64_t per[MAX_STREAMS];
+	for (unsigned i = 0; i < nstreams; i++) {
+		names[i] = streams[i].spec.ifname;
+		per[i] = streams[i].sent;
+	}
+	print_summary(&facts, bins, nbins, names, per, nstreams);
 	return sent < total ? 3 : 0;
 }
