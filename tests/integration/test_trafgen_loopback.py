@@ -31,7 +31,7 @@ if which("trafgen") is None:
 from vsbench_plugins.trafficgen.trafgen import Trafgen  # noqa: E402
 
 
-@pytest.fixture(params=["pacer", "trafgen"])
+@pytest.fixture(params=["pacer", "trafgen", "xdp"])
 def loopback(request, tmp_path):
     """(generator, testbed) on a fresh loopback testbed, once per engine; asserts a clean
     teardown."""
@@ -62,13 +62,13 @@ def test_unidirectional_trial_counts_exactly(loopback):
     assert r.intended_load_fps == 20_000 and r.intended_duration_s == 1.0
     # trafgen: the shaper never sends faster than asked; the figure is trafgen's loop plus
     # the queue drain seen after it exited, so it may fall short by what drained while
-    # trafgen exited. pacer: its schedule's t0 to its last frame plus one frame time.
+    # trafgen exited. pacer, xdp: the schedule's t0 to the last frame plus one frame time.
     assert r.tx_duration_s is not None and r.tx_duration_s > 0.95
     if r.valid:
         assert r.tx_duration_s <= 1.001
     assert r.effective_duration_s >= r.tx_duration_s
     assert r.probes is None
-    if gen.cfg["engine"] == "pacer":
+    if gen.cfg["engine"] in ("pacer", "xdp"):
         p = r.pacing
         assert p is not None and p.window_s == 0.01 and p.nominal_frames_per_window == 200
         assert p.windows == 100  # the second's consecutive 10 ms windows
@@ -91,8 +91,8 @@ def test_bidirectional_trial_splits_the_load(loopback):
         # one trafgen and one shaper for both directions by default, frames redirected per port
         [stream] = r.generator_stats["streams"]
         assert stream["directions"] == [0, 1] and stream["trafgen_tx_frames"] == 30_000
-    else:  # one pacer sends both directions in turn
-        assert r.generator_stats["pacer"]["per_port"] == {tb.links[0].tg_iface: 15_000,
+    else:  # one sender (pacer, xdp) sends both directions in turn
+        assert r.generator_stats["sender"]["per_port"] == {tb.links[0].tg_iface: 15_000,
                                                           tb.links[1].tg_iface: 15_000}
     # (validity is not asserted: on the shared 2-CPU machine another job can starve any
     # generator; the counts above hold whatever the timing)
@@ -184,16 +184,17 @@ for _ in range(count):
 """
 
 
-def test_pacer_frames_are_the_flow_plan_with_valid_checksums(loopback):
-    """Every frame the pacer sends is the template of its flow, checksums recomputed --
-    byte for byte what scapy builds for that flow (the trafgen configuration's contract)."""
+def test_own_senders_frames_are_the_flow_plan_with_valid_checksums(loopback):
+    """Every frame the pacer or the xdp sender sends is the template of its flow, checksums
+    recomputed -- byte for byte what scapy builds for that flow (the trafgen configuration's
+    contract)."""
     import subprocess
     import sys
 
     from vsbench_plugins.trafficgen.trafgen import flows, frames
 
     gen, tb = loopback
-    if gen.cfg["engine"] != "pacer":
+    if gen.cfg["engine"] == "trafgen":
         pytest.skip("trafgen's frames are checked against its configuration in the unit tests")
     fields = FlowFields(vary=("src_ip", "dst_ip", "src_port", "dst_port"), src_port=65000)
     gen.configure(TrafficProfile(frame_size_bytes=64, flows=1000, bidirectional=False, fields=fields),
@@ -212,3 +213,37 @@ def test_pacer_frames_are_the_flow_plan_with_valid_checksums(loopback):
     expected = {k: frames.bulk_template(flows.flow_values(fields, plan, k), 64, 0).data for k in range(1000)}
     assert got[:1000] == [expected[k] for k in range(1000)]  # frame k is flow k, in order
     assert got[1000:] == [expected[k] for k in range(200)]   # and the cycle starts again
+
+
+def test_own_senders_send_each_direction_its_own_frames(loopback):
+    """Both directions from one sender: each port's frames are its direction's flows, in
+    order, byte for byte (the xdp sender writes both directions' frames into one page
+    pool, so a frame must never keep a byte of the other direction's template)."""
+    import subprocess
+    import sys
+
+    from vsbench_plugins.trafficgen.trafgen import flows, frames
+
+    gen, tb = loopback
+    if gen.cfg["engine"] == "trafgen":
+        pytest.skip("trafgen's frames are checked against its configuration in the unit tests")
+    fields = FlowFields(vary=("src_ip", "dst_port"))
+    gen.configure(TrafficProfile(frame_size_bytes=200, flows=50, bidirectional=True, fields=fields),
+                  generator_ports_of(tb))
+    caps = [subprocess.Popen(["ip", "netns", "exec", tb.tg_netns, sys.executable, "-c", _CAPTURE,
+                              tb.links[i].tg_iface, "300"], stdout=subprocess.PIPE, text=True) for i in (1, 0)]
+    try:
+        assert [c.stdout.readline().strip() for c in caps] == ["ready", "ready"]
+        r = gen.run_trial(20_000, 0.03)
+        assert r.tx_frames == r.rx_frames == 600
+        got = [[bytes.fromhex(c.stdout.readline().strip()) for _ in range(300)] for c in caps]
+    finally:
+        for c in caps:
+            c.kill()
+            c.wait()
+    plan = flows.plan_flows(fields, 50)
+    reverse = flows.reverse_fields(fields)
+    for direction, (dir_fields, dir_plan) in enumerate([(fields, plan), (reverse, plan.swapped())]):
+        expected = [frames.bulk_template(flows.flow_values(dir_fields, dir_plan, k % 50), 200, direction).data
+                    for k in range(300)]
+        assert got[direction] == expected, f"direction {direction}"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from vsbench.system import naming
-from vsbench.system.commands import run, which
+from vsbench.system.commands import CommandError, run, which
 from vsbench.system.netlink import NetlinkError, netns_exists, open_netns
 from vsbench.system.resources import ResourceStack
 
@@ -230,6 +230,58 @@ def steer_receive(netns: str, iface: str, cpus: Iterable[int]) -> None:
     for queue in queues:
         run(["tee", f"/sys/class/net/{iface}/queues/{queue}/rps_cpus"], netns=netns,
             input_text=mask + "\n", timeout_s=10)
+
+
+@dataclass(frozen=True)
+class VethPeer:
+    """The other end of a veth pair: its namespace (None: the caller's own) and name."""
+
+    netns: str | None
+    iface: str
+
+
+def veth_peer(netns: str | None, iface: str) -> VethPeer | None:
+    """The peer of veth ``iface`` in ``netns``, or None when ``iface`` is not a veth (or
+    its peer lives in a namespace without a name, which nothing here could enter)."""
+    import json
+
+    try:
+        [link] = json.loads(run(["ip", "-d", "-j", "link", "show", "dev", iface], netns=netns, timeout_s=10).stdout)
+    except (CommandError, ValueError) as exc:
+        raise TestbedError(f"cannot look up {iface}: {exc}") from None
+    if (link.get("linkinfo") or {}).get("info_kind") != "veth":
+        return None
+    if "link_netnsid" not in link and link.get("link"):  # both ends here: ip names the peer
+        return VethPeer(netns, link["link"])
+    if "link_index" not in link:
+        return None
+    peer_netns = netns
+    if "link_netnsid" in link:
+        ids = json.loads(run(["ip", "-j", "netns", "list-id"], netns=netns, timeout_s=10).stdout or "[]")
+        names = [e.get("name") for e in ids if e.get("nsid") == link["link_netnsid"]]
+        if not names or not names[0]:
+            return None
+        peer_netns = names[0]
+    for other in json.loads(run(["ip", "-j", "link", "show"], netns=peer_netns, timeout_s=10).stdout or "[]"):
+        if other.get("ifindex") == link["link_index"]:
+            return VethPeer(peer_netns, other["ifname"])
+    return None
+
+
+def set_gro(netns: str | None, iface: str, on: bool) -> bool:
+    """Switch generic receive offload of ``iface`` on or off; returns whether it was on.
+
+    On a veth, GRO on also puts the receiving side in NAPI mode: frames sent to it with
+    XDP (``ndo_xdp_xmit``) are only accepted then (the trafgen plugin's ``xdp`` engine)."""
+    try:
+        shown = run(["ethtool", "-k", iface], netns=netns, timeout_s=10).stdout
+        was_on = any(line.split(":", 1)[1].split()[0] == "on" for line in shown.splitlines()
+                     if line.strip().startswith("generic-receive-offload:"))
+        if was_on != on:
+            run(["ethtool", "-K", iface, "gro", "on" if on else "off"], netns=netns, timeout_s=10)
+    except (CommandError, IndexError) as exc:
+        raise TestbedError(f"cannot switch GRO {'on' if on else 'off'} on {iface}: {exc}") from None
+    return was_on
 
 
 def check_tools() -> list[str]:

@@ -1,4 +1,6 @@
-"""The ``pacer`` engine: vsbench's own paced sender (``csrc/vsbench_pacer.c``), built on first use.
+"""vsbench's own paced senders, built on first use: engine ``pacer`` (``csrc/vsbench_pacer.c``)
+and engine ``xdp`` (``csrc/vsbench_xdpgen.c``, the same protocol, the frames sent from an XDP
+program the kernel runs in "live frames" mode).
 
 Why a sender of our own: trafgen paces only through a tbf shaper (:mod:`.shaper`), whose
 qdisc and timer cost per frame halve what one core sends on this kind of VM, and whose
@@ -7,10 +9,18 @@ frame ``j`` of a trial at ``t0 + j / rate`` by its own clock, through a packet s
 with ``PACKET_QDISC_BYPASS`` (a TX ring by default), and reports how exact it was: the
 largest deviation of any 10 ms window from the nominal rate, the most frames in any 1 ms.
 
-This module is the Python side: compiling the C source once per source version into a
-cache directory (a C compiler and libc headers are the only build dependencies), the
-configuration file the sender reads, its command line and the summary it prints. Pure
-except :func:`ensure_built`. Imports nothing from vsbench but the plugin contract.
+The xdp sender goes further: the whole trial is one ``BPF_PROG_TEST_RUN`` in which the
+kernel runs a small XDP program (assembled by the sender) over and over; the program sends
+frame ``j`` once it is due and drops the run's frame before, so no system call, socket
+buffer or user-space copy is paid per frame and no other task preempts the sender between
+frames. Both read the same configuration and print the same summary
+(``csrc/vsbench_streams.h``).
+
+This module is the Python side: compiling a sender once per source version into a cache
+directory (a C compiler and libc headers are the only build dependencies), the
+configuration file the senders read, their command lines and the summary they print. Pure
+except :func:`ensure_built` and :func:`probe_xdp`. Imports nothing from vsbench but the
+plugin contract.
 """
 
 from __future__ import annotations
@@ -27,8 +37,24 @@ from typing import Any, Iterable, Sequence
 
 from vsbench.interfaces.traffic import FlowFields, PacingStats
 
-SOURCE = Path(__file__).resolve().parent / "csrc" / "vsbench_pacer.c"
+CSRC = Path(__file__).resolve().parent / "csrc"
 CFLAGS = ("-O2", "-Wall", "-Wextra", "-std=gnu11")
+
+
+@dataclass(frozen=True)
+class Sender:
+    """One of the C senders: its executable's name, its source and what it links."""
+
+    name: str
+    source: Path
+    libs: tuple[str, ...] = ()
+
+
+PACER = Sender("vsbench-pacer", CSRC / "vsbench_pacer.c")
+XDPGEN = Sender("vsbench-xdpgen", CSRC / "vsbench_xdpgen.c", ("-pthread",))
+SOURCE = PACER.source
+#: What every sender includes (part of each one's source version).
+HEADERS = (CSRC / "vsbench_streams.h",)
 #: Where built senders are kept (one file per source version), unless
 #: ``VSBENCH_CACHE_DIR`` says otherwise.
 DEFAULT_CACHE_DIR = Path("/var/cache/vsbench")
@@ -61,37 +87,41 @@ def cache_dir() -> Path:
     return Path(configured) if configured else DEFAULT_CACHE_DIR
 
 
-def source_digest(source: Path = SOURCE) -> str:
-    h = hashlib.sha256(source.read_bytes())
-    h.update(" ".join(CFLAGS).encode())
+def source_digest(sender: Sender = PACER) -> str:
+    """The sender's source version: its source, the shared headers and how it is built."""
+    h = hashlib.sha256(sender.source.read_bytes())
+    for header in HEADERS:
+        h.update(header.read_bytes())
+    h.update(" ".join(CFLAGS + sender.libs).encode())
     return h.hexdigest()[:16]
 
 
-def binary_path(directory: Path | None = None, source: Path = SOURCE) -> Path:
-    return (directory or cache_dir()) / f"vsbench-pacer-{source_digest(source)}"
+def binary_path(directory: Path | None = None, sender: Sender = PACER) -> Path:
+    return (directory or cache_dir()) / f"{sender.name}-{source_digest(sender)}"
 
 
-def ensure_built(directory: Path | None = None, source: Path = SOURCE) -> Path:
+def ensure_built(directory: Path | None = None, sender: Sender = PACER) -> Path:
     """The sender's executable for this source version, compiled now if not cached.
 
     Compiled into a temporary file in the cache directory and renamed into place, so two
     runs building at once both end with a whole binary."""
-    target = binary_path(directory, source)
+    target = binary_path(directory, sender)
     if target.is_file() and os.access(target, os.X_OK):
         return target
+    what = sender.name.replace("vsbench-", "")
     cc = compiler()
     if cc is None:
-        raise PacerBuildError("no C compiler to build the pacer sender (apt-get install gcc libc6-dev)")
+        raise PacerBuildError(f"no C compiler to build the {what} sender (apt-get install gcc libc6-dev)")
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".vsbench-pacer-", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{sender.name}-", dir=target.parent)
     os.close(fd)
     try:
-        proc = subprocess.run([cc, *CFLAGS, "-o", tmp, str(source)], capture_output=True, text=True,
-                              timeout=120, check=False)
+        proc = subprocess.run([cc, *CFLAGS, "-o", tmp, str(sender.source), *sender.libs], capture_output=True,
+                              text=True, timeout=120, check=False)
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["no output"])[0]
             hint = " (apt-get install libc6-dev)" if "No such file" in proc.stderr else ""
-            raise PacerBuildError(f"cannot build the pacer sender with {cc}: {first}{hint}")
+            raise PacerBuildError(f"cannot build the {what} sender with {cc}: {first}{hint}")
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)
     finally:
@@ -184,6 +214,41 @@ def argv(binary: str, config_path: str, frames_per_stream: int, rate_fps: float 
     if wait_for_go:
         out.append("-w")
     return out
+
+
+def xdp_argv(binary: str, config_path: str, frames_per_stream: int, rate_fps: float | None, *,
+             cpu: int | None, batch: int = 16, nice: int = 0, catchup_share: float = 0.0,
+             wait_for_go: bool = True) -> list[str]:
+    """The xdp sender's command line (the pacer's protocol): ``frames_per_stream`` per port
+    at aggregate ``rate_fps`` (None: as fast as it can), ``batch`` frames between the
+    kernel's transmit flushes, at niceness ``nice``; behind schedule it catches up at most
+    ``1 + catchup_share`` times the rate (0: as fast as it can)."""
+    if frames_per_stream < 1:
+        raise ValueError("the xdp sender needs at least one frame per stream")
+    out = [binary, "-c", config_path, "-n", str(int(frames_per_stream)),
+           "-r", repr(float(rate_fps)) if rate_fps else "0", "-b", str(int(batch))]
+    if cpu is not None:
+        out += ["-C", str(int(cpu))]
+    if nice:
+        out += ["-N", str(int(nice))]
+    if catchup_share and rate_fps:
+        out += ["-K", repr(float(catchup_share))]
+    if wait_for_go:
+        out.append("-w")
+    return out
+
+
+def probe_xdp(binary: str, netns: str | None = None, timeout_s: float = 10.0) -> str | None:
+    """None when this kernel runs the xdp sender's live XDP frames (one run of a trivial
+    program on ``lo``), else the sender's one-line reason."""
+    argv = (["ip", "netns", "exec", netns] if netns else []) + [binary, "--probe"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the xdp sender did not run: {exc}"
+    if proc.returncode == 0:
+        return None
+    return (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
 
 
 # -- what it reports -----------------------------------------------------------------------

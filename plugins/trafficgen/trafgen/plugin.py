@@ -29,6 +29,10 @@ by this process's polling, which a busy machine delays); when the shaper sets th
 figure may fall a few milliseconds short (what drained while trafgen was exiting), and the
 shaper's pace is exact then.
 
+Engines ``pacer`` and ``xdp`` replace steps 1 and 4 with one of vsbench's own senders
+(:mod:`.pacer`), which paces itself, sends both directions and reports how evenly it did
+(the trial's ``pacing``); everything else is the same.
+
 The latency floor (:meth:`Trafgen.measure_latency_floor`) is the probe stream alone over a
 veth pair of the plugin's own in the generator namespace, no DUT (:mod:`.floor`).
 """
@@ -60,7 +64,7 @@ from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.host import host_check, naming
 from vsbench.interfaces.commands import CommandError, ManagedProcess, run, spawn, which
 from vsbench.interfaces.host.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
-from vsbench.interfaces.host.testbed import DROP_ALL_BYTECODE
+from vsbench.interfaces.host.testbed import DROP_ALL_BYTECODE, TestbedError, set_gro, veth_peer
 
 from vsbench_plugins.trafficgen.trafgen import pacer as pacer_engine, process, shaper
 from vsbench_plugins.trafficgen.trafgen.foreign import ForeignFrameCounter
@@ -76,8 +80,15 @@ MAX_PORTS = 4
 #: What each engine's paced trials deliver of its unpaced calibration burst on a shared
 #: 2-core host (the ceiling share the search may ask for): trafgen through its tbf shaper
 #: 0.78..0.87 of the burst in the quick start through OvS-DPDK (7 frame sizes; 0.95 asked
-#: 23 % of the trials to be invalid, generator-limited); the pacer paces without a qdisc.
-CEILING_SHARE = {"trafgen": 0.75, "pacer": 0.95}
+#: 23 % of the trials to be invalid, generator-limited); the pacer paces without a qdisc;
+#: the xdp sender sends paced and unpaced alike, and keeps a fifth for catching up after a
+#: stall.
+CEILING_SHARE = {"trafgen": 0.75, "pacer": 0.95, "xdp": 0.8}
+#: Engines whose sender is one of vsbench's own (:mod:`.pacer`): both directions from one
+#: process on ``cpus[0]``, paced by it, reporting its pacing.
+OWN_SENDERS = {"pacer": pacer_engine.PACER, "xdp": pacer_engine.XDPGEN}
+#: Largest frame the xdp sender takes (a live XDP frame lives in one page).
+XDP_MAX_FRAME_BYTES = 3000
 
 
 @dataclass
@@ -190,6 +201,7 @@ class Trafgen(TrafficGenerator):
         self._pacer_binary: str | None = None
         self._pacer_config: Path | None = None
         self._pacer_proc: pacer_engine.PacerProcess | None = None
+        self._gro_restore: list[tuple[str | None, str]] = []
 
     # -- plugin contract ---------------------------------------------------------------
 
@@ -197,8 +209,8 @@ class Trafgen(TrafficGenerator):
     def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
         cfg = resolve(settings)
         missing = []
-        if cfg["engine"] == "pacer":
-            missing += _pacer_prerequisites(cfg)
+        if cfg["engine"] in OWN_SENDERS:
+            missing += _sender_prerequisites(cfg)
         elif which(cfg["binary"]) is None:
             missing.append(Prerequisite(f"the trafgen binary ({cfg['binary']})", "apt-get install netsniff-ng"))
         for binary in ("ip", "tc"):
@@ -245,13 +257,14 @@ class Trafgen(TrafficGenerator):
             return {}
         found = process.parse_version(out.stdout + out.stderr)
         versions = {"trafgen": found} if found else {}
-        if self.cfg["engine"] == "pacer":
-            versions["vsbench-pacer"] = pacer_engine.source_digest()
+        sender = OWN_SENDERS.get(self.cfg["engine"])
+        if sender is not None:
+            versions[sender.name] = pacer_engine.source_digest(sender)
         return versions
 
     def generator_cpus(self) -> set[int]:
         """CPUs the bulk sender runs on (for the runner's placement check)."""
-        if self.cfg["engine"] == "pacer":
+        if self.cfg["engine"] in OWN_SENDERS:
             return {self._pacer_cpu()}
         if self.cfg["tx_path"] == "sendto":
             return {process.SENDTO_CPU}
@@ -263,8 +276,8 @@ class Trafgen(TrafficGenerator):
         problems = self.check_prerequisites(self.cfg)
         if problems:
             raise PluginError(f"trafgen: missing {problems[0]}")
-        if self.cfg["engine"] == "pacer":
-            self._pacer_binary = _pacer_binary(self.cfg)
+        if self.cfg["engine"] in OWN_SENDERS:
+            self._pacer_binary = _sender_binary(self.cfg)
         self._work_dir.mkdir(parents=True, exist_ok=True)
         self.context.resources.register("trafgen generator", self.stop)
         self._started = True
@@ -280,6 +293,7 @@ class Trafgen(TrafficGenerator):
             self._probe.stop()
             self._probe = None
         self._remove_shapers()
+        self._restore_gro()
         self._close_readers()
         self._started = False
 
@@ -344,17 +358,21 @@ class Trafgen(TrafficGenerator):
         self._remove_shapers()  # a previous profile may have shaped other interfaces
         self._profile = profile
         self._directions = directions
-        if self.cfg["engine"] == "pacer":
+        engine = self.cfg["engine"]
+        if engine in OWN_SENDERS:
+            if engine == "xdp":
+                self._prepare_xdp(directions)
             self._streams = []
             self._pacer_config = self._work_dir / "pacer.cfg"
             comment = "\n".join(
-                f"vsbench trafgen (pacer): direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
+                f"vsbench trafgen ({engine}): direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
                 f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
                 for d in directions)
             self._pacer_config.write_text(
                 pacer_engine.render_config(pacer_engine.streams_for(directions), comment), encoding="utf-8")
-            log.info("trafgen: %s B, %d flow(s), %s; pacer on CPU %d (%s)", profile.frame_size_bytes, profile.flows,
-                     "bidirectional" if profile.bidirectional else "unidirectional", self._pacer_cpu(),
+            log.info("trafgen: %s B, %d flow(s), %s; %s sender on CPU %d (%s)", profile.frame_size_bytes,
+                     profile.flows, "bidirectional" if profile.bidirectional else "unidirectional", engine,
+                     self._pacer_cpu(),
                      ", ".join(d.tx.iface for d in directions))
             return
         streams = self._plan_streams(directions, profile)
@@ -363,6 +381,33 @@ class Trafgen(TrafficGenerator):
         log.info("trafgen: %s B, %d flow(s), %s; trafgen on %s", profile.frame_size_bytes, profile.flows,
                  "bidirectional" if profile.bidirectional else "unidirectional",
                  ", ".join(f"{st.iface} (CPUs {list(st.cpus) or [process.SENDTO_CPU]})" for st in streams))
+
+    def _prepare_xdp(self, directions: list[_Direction]) -> None:
+        """What the xdp sender needs before its first trial: frames that fit a live XDP
+        frame, and each sending port's veth peer in NAPI mode (GRO on; a veth takes XDP
+        frames only then), put back as found when the generator stops."""
+        largest = max(len(d.template.data) for d in directions)
+        if largest > XDP_MAX_FRAME_BYTES:
+            raise PluginError(f"trafgen: engine xdp sends frames of at most {XDP_MAX_FRAME_BYTES} B "
+                              f"(a live XDP frame is one page), this profile's are {largest} B: "
+                              f"use engine trafgen or pacer for them")
+        for d in directions:
+            try:
+                peer = veth_peer(d.tx.netns, d.tx.iface)
+                if peer is None or (peer.netns, peer.iface) in self._gro_restore:
+                    continue
+                if not set_gro(peer.netns, peer.iface, True):
+                    self._gro_restore.append((peer.netns, peer.iface))
+            except TestbedError as exc:
+                raise PluginError(f"trafgen: engine xdp: {exc}") from None
+
+    def _restore_gro(self) -> None:
+        restore, self._gro_restore = self._gro_restore, []
+        for netns, iface in restore:
+            try:
+                set_gro(netns, iface, False)
+            except TestbedError as exc:  # the namespace may be gone already
+                log.debug("trafgen: GRO of %s not switched back off: %s", iface, exc)
 
     def _tunnel_of(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]):
         """The profile's tunnel (None when plain), checked against what trafgen builds."""
@@ -583,7 +628,7 @@ class Trafgen(TrafficGenerator):
         over ``duration_s``, or unpaced when ``load_fps`` is None (a burst)."""
         if not self._started:
             self.start()
-        if self.cfg["engine"] == "pacer":
+        if self.cfg["engine"] in OWN_SENDERS:
             return self._run_pacer(load_fps, duration_s, frames_per_dir, latency=latency)
         t0 = time.monotonic()
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -748,13 +793,27 @@ class Trafgen(TrafficGenerator):
     def _pacer_cpu(self) -> int:
         return int(sorted(int(c) for c in self.cfg["cpus"])[0])
 
+    def _sender_argv(self, frames_per_dir: int, load_fps: float | None) -> list[str]:
+        """The command line of the engine's own sender (pacer or xdp) for one trial."""
+        cfg = self.cfg
+        if cfg["engine"] == "xdp":
+            return pacer_engine.xdp_argv(
+                self._pacer_binary, str(self._pacer_config), frames_per_dir, load_fps, cpu=self._pacer_cpu(),
+                batch=int(cfg["xdp_batch"]), nice=int(cfg["xdp_nice"]),
+                catchup_share=float(cfg["xdp_catchup_share"]))
+        return pacer_engine.argv(
+            self._pacer_binary, str(self._pacer_config), frames_per_dir, load_fps, cpu=self._pacer_cpu(),
+            tx=cfg["pacer_tx"], batch=int(cfg["pacer_batch"]), ring_slots=int(cfg["pacer_ring_slots"]),
+            fifo_priority=int(cfg["pacer_fifo_priority"]), yield_period_us=int(cfg["pacer_yield_period_us"]),
+            yield_us=int(cfg["pacer_yield_us"]), catchup_share=float(cfg["pacer_catchup_share"]))
+
     def _run_pacer(self, load_fps: float | None, duration_s: float, frames_per_dir: int, *,
                    latency: bool) -> TrialResult:
-        """One trial with the pacer: ``frames_per_dir`` frames out of each direction's port,
-        all from one process on one CPU, frame ``j`` (both directions in turn) at ``j /
-        load_fps``; unpaced when ``load_fps`` is None. Counters as for trafgen (the ports'
-        kernel counters, read when nothing flows); the pacer's own figures say how long it
-        sent and how evenly (``pacing``)."""
+        """One trial with the engine's own sender (pacer or xdp): ``frames_per_dir`` frames
+        out of each direction's port, all from one process on one CPU, frame ``j`` (both
+        directions in turn) at ``j / load_fps``; unpaced when ``load_fps`` is None. Counters
+        as for trafgen (the ports' kernel counters, read when nothing flows); the sender's
+        own figures say how long it sent and how evenly (``pacing``)."""
         t0 = time.monotonic()
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._trial += 1
@@ -762,9 +821,10 @@ class Trafgen(TrafficGenerator):
         paced = load_fps is not None
         drain_s = self._drain_s()
         dirs = len(self._directions)
+        engine = self.cfg["engine"]
+        who = "the pacer" if engine == "pacer" else f"the {engine} sender"
         stats: dict[str, Any] = {
-            "engine": "pacer",
-            "pacer_tx": self.cfg["pacer_tx"],
+            "engine": engine,
             "cpu": self._pacer_cpu(),
             "frames_per_direction": frames_per_dir,
             "directions": [],
@@ -782,14 +842,8 @@ class Trafgen(TrafficGenerator):
             if latency:
                 self._probe = self._start_probe(duration_s, drain_s)
             if frames_per_dir > 0:
-                argv = pacer_engine.argv(
-                    self._pacer_binary, str(self._pacer_config), frames_per_dir, load_fps, cpu=self._pacer_cpu(),
-                    tx=self.cfg["pacer_tx"], batch=int(self.cfg["pacer_batch"]),
-                    ring_slots=int(self.cfg["pacer_ring_slots"]), fifo_priority=int(self.cfg["pacer_fifo_priority"]),
-                    yield_period_us=int(self.cfg["pacer_yield_period_us"]), yield_us=int(self.cfg["pacer_yield_us"]),
-                    catchup_share=float(self.cfg["pacer_catchup_share"]))
-                sender = pacer_engine.PacerProcess(argv, netns=self._netns,
-                                                   log_path=Path(self.context.log_dir) / "trafgen-pacer.log")
+                sender = pacer_engine.PacerProcess(self._sender_argv(frames_per_dir, load_fps), netns=self._netns,
+                                                   log_path=Path(self.context.log_dir) / f"trafgen-{engine}.log")
                 self._pacer_proc = sender
                 try:
                     sender.start(float(self.cfg["startup_allowance_s"]))
@@ -804,13 +858,13 @@ class Trafgen(TrafficGenerator):
                 deadline = time.monotonic() + nominal * (1.0 + slack) + 1.0
                 summary, code = sender.wait(deadline)
                 if summary is None:
-                    raise PluginError(f"trafgen: the pacer ended without a summary (exit {code}; "
+                    raise PluginError(f"trafgen: {who} ended without a summary (exit {code}; "
                                       f"see {sender.log_path})")
                 if sender.cut or summary.stopped:
-                    cut_reason = (f"the pacer had not finished at the deadline "
+                    cut_reason = (f"{who} had not finished at the deadline "
                                   f"({summary.sent} of {summary.asked} frames)")
                 elif code != 0:
-                    raise PluginError(f"trafgen: the pacer failed (exit {code}; see {sender.log_path})")
+                    raise PluginError(f"trafgen: {who} failed (exit {code}; see {sender.log_path})")
             time.sleep(drain_s)
             if self._probe is not None:
                 probe_outcome = self._probe.finish()
@@ -827,11 +881,11 @@ class Trafgen(TrafficGenerator):
         if summary is not None:
             tx_duration = summary.send_time_s()
             pacing = summary.pacing()
-            stats["pacer"] = {"sent": summary.sent, "asked": summary.asked, "per_port": summary.per_stream,
+            stats["sender"] = {"sent": summary.sent, "asked": summary.asked, "per_port": summary.per_stream,
                               "send_time_s": tx_duration, "max_late_s": summary.max_late_s,
                               "max_gap_s": summary.max_gap_s, "elapsed_s": summary.elapsed_s}
         return self._trial_result(
-            "the pacer", cut_reason, paced, load_fps, duration_s, profile,
+            who, cut_reason, paced, load_fps, duration_s, profile,
             result_dirs, tx_duration, t0, probe_outcome, stats, rx_wrong, pacing=pacing)
 
     def _direction_counters(self, before, after, foreign, probe_outcome, stats) -> list[DirectionCounters]:
@@ -1025,32 +1079,41 @@ def _mean_frame_bytes(directions: Sequence[_Direction]) -> float:
     return sum(d.template.frame_size_bytes for d in directions) / len(directions)
 
 
-def _pacer_binary(cfg: Mapping[str, Any]) -> str:
-    """The pacer's executable: ``pacer_binary`` or the shipped source, built once."""
-    if cfg.get("pacer_binary"):
-        return str(cfg["pacer_binary"])
+def _sender_binary(cfg: Mapping[str, Any]) -> str:
+    """The engine's own sender: ``<engine>_binary`` or the shipped source, built once."""
+    engine = cfg["engine"]
+    if cfg.get(f"{engine}_binary"):
+        return str(cfg[f"{engine}_binary"])
     try:
-        return str(pacer_engine.ensure_built())
+        return str(pacer_engine.ensure_built(sender=OWN_SENDERS[engine]))
     except (pacer_engine.PacerBuildError, OSError) as exc:
         raise PluginError(f"trafgen: {exc}") from None
 
 
-def _pacer_prerequisites(cfg: Mapping[str, Any]) -> list[Prerequisite]:
-    """The pacer engine needs its sender: a prebuilt one, or a compiler to build it (done
-    here, once per source version, so a run that cannot have it stops before it starts)."""
-    configured = cfg.get("pacer_binary")
+def _sender_prerequisites(cfg: Mapping[str, Any]) -> list[Prerequisite]:
+    """Engines pacer and xdp need their sender: a prebuilt one, or a compiler to build it
+    (done here, once per source version, so a run that cannot have it stops before it
+    starts); the xdp sender also a kernel that runs live XDP frames (probed for real)."""
+    engine = cfg["engine"]
+    configured = cfg.get(f"{engine}_binary")
+    binary = configured
     if configured:
         if not (os.path.isfile(configured) and os.access(configured, os.X_OK)):
-            return [Prerequisite(f"the pacer sender {configured} (trafficgen.trafgen.pacer_binary)",
+            return [Prerequisite(f"the {engine} sender {configured} (trafficgen.trafgen.{engine}_binary)",
                                  "point it at an executable, or set it to null to build it")]
-        return []
-    try:
-        pacer_engine.ensure_built()
-    except pacer_engine.PacerBuildError as exc:
-        return [Prerequisite("the pacer sender of trafficgen trafgen", f"{exc}; or engine: trafgen")]
-    except OSError as exc:
-        return [Prerequisite(f"a cache directory for the pacer sender ({pacer_engine.cache_dir()}: {exc})",
-                             "set VSBENCH_CACHE_DIR to a writable directory")]
+    else:
+        try:
+            binary = str(pacer_engine.ensure_built(sender=OWN_SENDERS[engine]))
+        except pacer_engine.PacerBuildError as exc:
+            return [Prerequisite(f"the {engine} sender of trafficgen trafgen", f"{exc}; or engine: trafgen")]
+        except OSError as exc:
+            return [Prerequisite(f"a cache directory for the {engine} sender ({pacer_engine.cache_dir()}: {exc})",
+                                 "set VSBENCH_CACHE_DIR to a writable directory")]
+    if engine == "xdp":
+        problem = pacer_engine.probe_xdp(binary)
+        if problem:
+            return [Prerequisite(f"live XDP frames for trafficgen trafgen engine xdp ({problem})",
+                                 "run on Linux >= 5.18 as root, or use engine: trafgen")]
     return []
 
 

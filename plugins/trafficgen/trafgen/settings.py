@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-ENGINES = ("pacer", "trafgen")
+ENGINES = ("pacer", "trafgen", "xdp")
 
 DEFAULTS: dict[str, Any] = {
     "engine": "trafgen",
@@ -21,6 +21,10 @@ DEFAULTS: dict[str, Any] = {
     "pacer_yield_period_us": 500,
     "pacer_yield_us": 30,
     "pacer_catchup_share": 1.0,
+    "xdp_batch": 16,
+    "xdp_nice": -20,
+    "xdp_catchup_share": 1.0,
+    "xdp_binary": None,
     "binary": "trafgen",
     "cpus": [0],
     "tx_path": "sendto",
@@ -45,10 +49,26 @@ SETTINGS_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "engine": {"enum": list(ENGINES),
-                   "description": "pacer: vsbench's own sender (csrc/vsbench_pacer.c, built on first use), "
-                                  "paced by its clock, PACKET_QDISC_BYPASS, both directions from one "
-                                  "process on cpus[0]; trafgen: netsniff-ng trafgen paced by a tbf "
-                                  "shaper (tx_path, bidirectional_shaper, shaper_burst_s)"},
+                   "description": "xdp: vsbench's in-kernel sender (csrc/vsbench_xdpgen.c, built on first use): "
+                                  "one live-frames run of an XDP program that sends each frame when it is "
+                                  "due, both directions from cpus[0] (Linux >= 5.18; switches GRO on at the "
+                                  "ports' veth peers for the trial); pacer: vsbench's user-space sender "
+                                  "(csrc/vsbench_pacer.c), paced by its clock, PACKET_QDISC_BYPASS; trafgen: "
+                                  "netsniff-ng trafgen paced by a tbf shaper (tx_path, bidirectional_shaper, "
+                                  "shaper_burst_s)"},
+        "xdp_batch": {"type": "integer", "minimum": 1, "maximum": 256,
+                      "description": "xdp: program runs between two transmit flushes (the kernel sends a "
+                                     "batch's frames together at its end)"},
+        "xdp_nice": {"type": "integer", "minimum": -20, "maximum": 19,
+                     "description": "xdp: niceness of the sender (its kernel loop yields only when another "
+                                    "task is due: at -20 other tasks on its CPU wait longer and take less)"},
+        "xdp_catchup_share": {"type": "number", "minimum": 0, "maximum": 100,
+                              "description": "xdp: behind schedule (a stall), catch up at most this share above "
+                                             "the nominal rate after a burst of 100 us of frames; 0: as fast as "
+                                             "it can"},
+        "xdp_binary": {"type": ["string", "null"],
+                       "description": "xdp: a prebuilt sender; null: build csrc/vsbench_xdpgen.c once into "
+                                      "VSBENCH_CACHE_DIR (default /var/cache/vsbench)"},
         "pacer_tx": {"enum": ["ring", "mmsg"],
                      "description": "pacer: hand frames over through a PACKET_TX_RING or sendmmsg()"},
         "pacer_batch": {"type": "integer", "minimum": 1, "maximum": 256,
