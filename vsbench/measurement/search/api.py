@@ -77,9 +77,10 @@ class SearchConfig:
     #: How many times an invalid (generator-limited) trial is retried before ``max_load``
     #: is lowered to the rate the generator achieved.
     invalid_retries: int = 1
-    #: How many times a disturbed trial (every frame sent in time, a pacing window off) is
-    #: retried at the same load; it never lowers ``max_load``, and one still disturbed
-    #: after the retries counts as bad for every goal.
+    #: How many times a disturbed trial (every frame sent in time, a pacing window off) that
+    #: missed a goal is retried at the same load; one that met every goal is a measurement
+    #: (a harder load than asked), none lowers ``max_load``, and one still disturbed after
+    #: the retries counts as missing the goals it missed.
     disturbed_retries: int = 2
     #: Whole-search repetitions for :func:`~vsbench.measurement.search.search_repeated`.
     repetitions: int = 1

@@ -146,7 +146,7 @@ def binary_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         trial_seconds=m.trial_seconds,
         effective_seconds=m.effective_seconds,
         max_load_fps=m.max_load_fps,
-        notes=list(m.notes),
+        notes=m.closing_notes(),
         mode=config.mode,
         generator_limited=m.capped_by_generator([g.upper_bound_fps for g in goals]),
         budget_exhausted=budget_exhausted,

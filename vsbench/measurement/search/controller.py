@@ -82,7 +82,7 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         trial_index, result = measured
         db.add(winner.index, trial_index, result)
     goals = [_goal_result(s, db, grid, top, m, stop_reason, config) for s in selectors]
-    notes = list(m.notes) + _inversion_notes(selectors, db, grid, top)
+    notes = m.closing_notes() + _inversion_notes(selectors, db, grid, top)
     return SearchResult(
         goals=goals,
         trials=m.trials,

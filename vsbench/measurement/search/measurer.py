@@ -15,11 +15,13 @@ invalid trial is never counted as loss in the device.
   rate (a pass claims less than was delivered; a loss is not filed, the late sender's
   catch-up bursts may have caused it).
 * **disturbed** -- every frame went out in the trial's time, but not evenly (a pacing
-  window off, a stall): a property of the moment, not of the load. Retried at the same
-  load ``disturbed_retries`` times; it never lowers ``max_load``. When the last retry is
-  still disturbed, that trial is handed to the search like a measured one: invalid, so
-  bad for every goal (:func:`.trial_checks.trial_is_bad`) -- a load the generator could
-  not offer evenly is never claimed as passed -- and the search moves on.
+  window off: the sender was preempted, then caught up): a property of the moment, not
+  of the load, and never a reason to lower ``max_load``. The device got the same frames
+  in the same time in a harder pattern, so a disturbed trial that met every goal is a
+  measurement and is returned as it is (:func:`.trial_checks.trial_is_bad` judges it by
+  its loss). One that missed a goal may have missed it because of the unevenness: it is
+  retried at the same load ``disturbed_retries`` times, and the last one is then handed
+  to the search like a measured one (bad for the goals it missed).
 * **untrusted** -- the counters contradict themselves (inconsistent, rx above tx):
   retried like a limited trial, but never lowers ``max_load``; when every attempt at a
   load is untrusted the search ends (:class:`GeneratorExhausted`) rather than build on
@@ -35,6 +37,7 @@ from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_LIMITED, INVAL
 from vsbench.measurement.validity import MIN_TX_SHARE, invalid_kind
 
 from .api import SearchConfig, TrialFn
+from .trial_checks import trial_is_bad
 
 #: Margin under the achieved TX rate when lowering max_load, so the next trial at the new
 #: max_load is not again a hair short of its target. It doubles with every further lowering
@@ -111,6 +114,8 @@ class Measurer:
     trial_seconds: float = 0.0
     effective_seconds: float = 0.0
     invalid_trials: int = 0
+    #: Disturbed trials that met every goal, returned as measurements.
+    disturbed_passes: int = 0
     lowerings: int = 0
     #: Limited trials that sent every frame late, not yet taken by the search
     #: (:meth:`take_late`).
@@ -163,12 +168,16 @@ class Measurer:
             self.invalid_trials += 1
             kind = invalid_kind(result)
             if kind == INVALID_DISTURBED:
+                missed = [g.name for g in self.config.goals if trial_is_bad(g, result)]
+                if not missed:
+                    self.disturbed_passes += 1
+                    return len(self.trials) - 1, result
                 if disturbed_left > 0:
                     disturbed_left -= 1
                     continue
                 self.notes.append(
                     f"{load_fps:.0f} fps: still disturbed after {self.config.disturbed_retries} "
-                    f"retries ({result.invalid_reason}); counted as bad for every goal")
+                    f"retries ({result.invalid_reason}); counted as missing {', '.join(missed)}")
                 return len(self.trials) - 1, result
             if kind != INVALID_UNTRUSTED:
                 achieved.append(delivered_fps(result))
@@ -185,6 +194,14 @@ class Measurer:
                 f"({result.invalid_reason})")
         self._lower_max_load(load_fps, min(achieved), result.invalid_reason)
         return None
+
+    def closing_notes(self) -> list[str]:
+        """The notes of the search, and how many disturbed trials it took as passes."""
+        if not self.disturbed_passes:
+            return list(self.notes)
+        return self.notes + [f"{self.disturbed_passes} disturbed trial(s) (every frame sent in time, a pacing "
+                             f"window off) met every goal: counted as passes, the device having met them under "
+                             f"a harder load than asked"]
 
     def take_late(self) -> list[LateTrial]:
         """The late trials since the last call (each handed out once)."""

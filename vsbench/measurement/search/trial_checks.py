@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vsbench.interfaces.traffic import TrialResult
+from vsbench.interfaces.traffic import INVALID_DISTURBED, TrialResult
+from vsbench.measurement.validity import invalid_kind
 
 from .api import Goal
 
@@ -53,11 +54,15 @@ def trial_is_bad(goal: Goal, trial: TrialResult) -> bool:
     """True when ``trial`` violates ``goal`` (too much loss, or p99 latency over the bound).
 
     A goal with a latency bound treats a trial without latency data as bad: a bound that
-    cannot be checked is not met. For the same reason an invalid trial is bad for every
-    goal: the search only sees one when the generator stayed disturbed at a load through
-    every retry (:mod:`.measurer`), and a load it could not offer as asked is not claimed.
+    cannot be checked is not met. A *disturbed* trial (every frame went out in the trial's
+    time, but not evenly: a stall, then a catch-up burst) is judged like a valid one: the
+    device got the same frames in the same time, in a harder pattern, so a goal it met is
+    met (for a work-conserving queue or a token-bucket policer, whatever passes the uneven
+    load passes the even one), and a goal it missed counts as missed -- conservative, and
+    only after the measurer's retries (:mod:`.measurer`). Any other invalid trial is bad
+    for every goal.
     """
-    if not trial.valid:
+    if not trial.valid and invalid_kind(trial) != INVALID_DISTURBED:
         return True
     if trial.loss_ratio > goal.loss_ratio + _LOSS_EPSILON:
         return True
