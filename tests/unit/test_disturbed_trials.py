@@ -236,3 +236,28 @@ def test_a_search_with_disturbed_trials_replays_from_trials_jsonl(mode):
     assert [(g.lower_bound_fps, g.upper_bound_fps, g.regular) for g, _ in again] == \
         [(g.lower_bound_fps, g.upper_bound_fps, g.regular) for g, _ in chosen]
     assert outcome2.invalid_trials == outcome.invalid_trials > 0
+
+
+def _late(result: TrialResult, late_frames: int) -> TrialResult:
+    return dataclasses.replace(result, pacing=dataclasses.replace(result.pacing, late_frames=late_frames))
+
+
+def test_a_miss_beyond_what_the_late_frames_explain_is_the_devices_and_not_retried():
+    from vsbench.measurement.search.trial_checks import missed_regardless_of_pacing
+
+    lossy = _window_off(_lossy(_clean(5e5)))  # 500 of 500,000 frames lost
+    assert missed_regardless_of_pacing(NDR, _late(lossy, 100))       # 400 lost beyond the 100 displaced
+    assert not missed_regardless_of_pacing(NDR, _late(lossy, 500))   # all 500 may be the burst's
+    assert not missed_regardless_of_pacing(NDR, lossy)               # no count: cannot tell
+    assert not missed_regardless_of_pacing(Goal("lat", 0.0, max_latency_p99_ns=1e6), _late(lossy, 0))
+    assert not missed_regardless_of_pacing(PDR, _late(lossy, 0))     # 0.1 % is within PDR's 0.5 %
+
+    asked = []
+
+    def trial(load, duration):
+        asked.append(load)
+        return _late(_window_off(_lossy(_clean(load, duration))), 10)
+
+    m = Measurer(trial, SearchConfig(goals=(NDR,), max_load_fps=1e6, min_load_fps=1e3, disturbed_retries=2))
+    index, result = m.measure(5e5, 1.0)
+    assert asked == [5e5] and index == 0 and result.invalid_kind == INVALID_DISTURBED

@@ -222,7 +222,10 @@ class PacingStats:
     the same over every window position, sliding by ``resolution_s``: it also sees a stall
     the sender caught up with inside its window. Burstiness: the most frames in any
     ``burst_window_s`` (1 ms) window, sliding; ``max_late_s`` is how far the sender ever
-    fell behind its schedule (it catches up at once, at most as fast as it can send).
+    fell behind its schedule (it catches up at once, at most as fast as it can send), and
+    ``late_frames`` how many frames it sent more than 100 us behind it: the frames a stall
+    displaced into a catch-up burst (a bound on what the unevenness can have cost a device:
+    :mod:`vsbench.measurement.search.trial_checks`).
     """
 
     window_s: float
@@ -234,6 +237,7 @@ class PacingStats:
     max_frames_per_burst_window: int = 0
     max_late_s: float | None = None
     max_sliding_deviation_frames: float | None = None
+    late_frames: int | None = None
 
     @property
     def max_window_deviation_ratio(self) -> float | None:
@@ -258,6 +262,7 @@ class PacingStats:
             "burst_ratio": self.burst_ratio,
             "max_late_s": self.max_late_s,
             "max_sliding_deviation_frames": self.max_sliding_deviation_frames,
+            "late_frames": self.late_frames,
         }
 
     @classmethod
@@ -270,6 +275,7 @@ class PacingStats:
             max_frames_per_burst_window=int(doc.get("max_frames_per_burst_window", 0)),
             max_late_s=doc.get("max_late_s"),
             max_sliding_deviation_frames=doc.get("max_sliding_deviation_frames"),
+            late_frames=doc.get("late_frames"),
         )
 
 

@@ -273,6 +273,7 @@ class PacerSummary:
     max_gap_s: float
     stopped: bool
     bin_s: float
+    late_frames: int | None = None
 
     def send_time_s(self) -> float | None:
         """How long sending took: the schedule's t0 to the last frame, plus one frame time
@@ -296,6 +297,7 @@ class PacerSummary:
             burst_window_s=BURST_WINDOW_S,
             max_frames_per_burst_window=self.max_frames_1ms,
             max_late_s=self.max_late_s,
+            late_frames=self.late_frames,
         )
 
 
@@ -318,6 +320,7 @@ def parse_summary(text: str) -> PacerSummary | None:
                 max_dev_frames_sliding_10ms=float(doc["max_dev_frames_10ms"]),
                 max_late_s=doc["max_late_ns"] / 1e9, max_gap_s=doc["max_gap_ns"] / 1e9,
                 stopped=bool(doc["stopped"]), bin_s=doc["bin_ns"] / 1e9,
+                late_frames=int(doc["late_frames"]) if "late_frames" in doc else None,
             )
     return None
 

@@ -19,9 +19,11 @@ invalid trial is never counted as loss in the device.
   of the load, and never a reason to lower ``max_load``. The device got the same frames
   in the same time in a harder pattern, so a disturbed trial that met every goal is a
   measurement and is returned as it is (:func:`.trial_checks.trial_is_bad` judges it by
-  its loss). One that missed a goal may have missed it because of the unevenness: it is
-  retried at the same load ``disturbed_retries`` times, and the last one is then handed
-  to the search like a measured one (bad for the goals it missed).
+  its loss). One that missed a goal by more loss than its late frames could cause
+  (:func:`.trial_checks.missed_regardless_of_pacing`) is returned too: the device missed
+  it on its own. One that missed a goal by less may have missed it because of the
+  unevenness: it is retried at the same load ``disturbed_retries`` times, and the last
+  one is then handed to the search like a measured one (bad for the goals it missed).
 * **untrusted** -- the counters contradict themselves (inconsistent, rx above tx):
   retried like a limited trial, but never lowers ``max_load``; when every attempt at a
   load is untrusted the search ends (:class:`GeneratorExhausted`) rather than build on
@@ -37,7 +39,7 @@ from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_LIMITED, INVAL
 from vsbench.measurement.validity import MIN_TX_SHARE, invalid_kind
 
 from .api import SearchConfig, TrialFn
-from .trial_checks import trial_is_bad
+from .trial_checks import missed_regardless_of_pacing, trial_is_bad
 
 #: Margin under the achieved TX rate when lowering max_load, so the next trial at the new
 #: max_load is not again a hair short of its target. It doubles with every further lowering
@@ -168,16 +170,18 @@ class Measurer:
             self.invalid_trials += 1
             kind = invalid_kind(result)
             if kind == INVALID_DISTURBED:
-                missed = [g.name for g in self.config.goals if trial_is_bad(g, result)]
+                missed = [g for g in self.config.goals if trial_is_bad(g, result)]
                 if not missed:
                     self.disturbed_passes += 1
+                    return len(self.trials) - 1, result
+                if all(missed_regardless_of_pacing(g, result) for g in missed):
                     return len(self.trials) - 1, result
                 if disturbed_left > 0:
                     disturbed_left -= 1
                     continue
                 self.notes.append(
                     f"{load_fps:.0f} fps: still disturbed after {self.config.disturbed_retries} "
-                    f"retries ({result.invalid_reason}); counted as missing {', '.join(missed)}")
+                    f"retries ({result.invalid_reason}); counted as missing {', '.join(g.name for g in missed)}")
                 return len(self.trials) - 1, result
             if kind != INVALID_UNTRUSTED:
                 achieved.append(delivered_fps(result))

@@ -50,6 +50,24 @@ def trial_p99_ns(trial: TrialResult) -> float | None:
     return None
 
 
+def missed_regardless_of_pacing(goal: Goal, trial: TrialResult) -> bool:
+    """True when a disturbed ``trial`` missed ``goal`` by more loss than its late frames
+    can explain: the device would have missed it offered evenly too.
+
+    A stall delays frames and the catch-up sends them closer together; a FIFO queue (or a
+    policer's bucket) then holds at most those displaced frames more than it would have,
+    so the unevenness costs at most ``PacingStats.late_frames`` frames. More lost than that,
+    beyond the goal's loss ratio, is the device's own loss. A latency goal cannot be
+    separated this way (False), nor a trial without the count."""
+    if goal.max_latency_p99_ns is not None or trial.pacing is None or trial.pacing.late_frames is None:
+        return False
+    sent = trial.tx_frames
+    if sent <= 0:
+        return False
+    own_loss = (sent - trial.rx_frames) - trial.pacing.late_frames
+    return own_loss / sent > goal.loss_ratio + _LOSS_EPSILON
+
+
 def trial_is_bad(goal: Goal, trial: TrialResult) -> bool:
     """True when ``trial`` violates ``goal`` (too much loss, or p99 latency over the bound).
 

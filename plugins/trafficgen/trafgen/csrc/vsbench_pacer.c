@@ -422,7 +422,9 @@ int main(int argc, char **argv)
 	double tokens = tok_depth;
 	uint64_t tok_t = t0, gated = 0;
 
+	uint64_t late_frames = 0;
 	while (sd.sent < total && !stop_flag) {
+		int late_now = 0;
 		uint64_t now = now_ns();
 		loops++;
 		if (yield_every && now >= next_yield) {
@@ -473,6 +475,7 @@ int main(int argc, char **argv)
 			}
 			uint64_t behind = now - (t0 + (uint64_t)((double)sd.sent * ns_per_frame));
 			if (behind > late_max) late_max = behind;
+			late_now = behind > LATE_FRAME_NS;
 		} else {
 			due = total;
 		}
@@ -486,6 +489,7 @@ int main(int argc, char **argv)
 		}
 		unsigned got = send_frames(&sd, (unsigned)(n > (uint64_t)batch ? (uint64_t)batch : n));
 		tokens -= got;
+		if (late_now) late_frames += got;
 	}
 	uint64_t sent = sd.sent, t_first = sd.t_first, t_last = sd.t_last ? sd.t_last : t0;
 	uint64_t t_end = now_ns();
@@ -500,7 +504,7 @@ int main(int argc, char **argv)
 		.t0 = t0, .sent = sent, .asked = total, .t_first = t_first, .t_last = t_last, .t_end = t_end,
 		.rate = rate, .late_max_ns = late_max, .max_gap_ns = max_gap, .loops = loops, .stopped = stop_flag,
 		.catchup = catchup, .gated = gated, .yields = yields, .yield_checks = yield_checks,
-		.ring_waits = ring_waits};
+		.ring_waits = ring_waits, .late_frames = late_frames};
 	const char *names[MAX_STREAMS];
 	uint64_t per[MAX_STREAMS];
 	for (unsigned i = 0; i < nstreams; i++) {

@@ -26,6 +26,10 @@
 #define MAX_FRAME 9216
 #define BIN_NS 100000ULL       /* senders count frames in 100 us bins */
 #define WINDOW_NS 10000000ULL  /* pacing is judged per 10 ms window */
+/* A frame handed over more than this after its due time is "late": a stall delayed it and
+ * the catch-up sent it closer to its neighbours than the rate (the search bounds what such
+ * frames can have cost the device by their count). */
+#define LATE_FRAME_NS 100000ULL
 
 struct field {
 	unsigned offset, width;
@@ -132,6 +136,7 @@ struct run_facts {
 	uint64_t t_first, t_last, t_end; /* first and last hand-over, end of the run (0: none) */
 	double rate;            /* aggregate frames/s asked (0: unpaced) */
 	uint64_t late_max_ns, max_gap_ns, loops;
+	uint64_t late_frames;   /* frames handed over more than LATE_FRAME_NS behind schedule */
 	int stopped;            /* SIGTERM/SIGINT ended it early */
 	double catchup;         /* -K share */
 	uint64_t gated, yields, yield_checks, ring_waits;
@@ -187,7 +192,7 @@ static void print_summary(const struct run_facts *r, const uint32_t *bins, size_
 	       "\"stopped\": %s, \"bin_ns\": %llu, \"yields\": %llu, \"yield_checks\": %llu, \"ring_waits\": %llu, "
 	       "\"aligned_windows_10ms\": %llu, "
 	       "\"max_dev_frames_aligned_10ms\": %.1f, \"catchup_share\": %.4f, \"catchup_gated\": %llu, "
-	       "\"t0_ns\": %llu}\n",
+	       "\"t0_ns\": %llu, \"late_frames\": %llu}\n",
 	       r->rate, (unsigned long long)(r->t_first ? r->t_first - r->t0 : 0),
 	       (unsigned long long)(t_last - r->t0), (double)(t_last - r->t0) / 1e9,
 	       (double)((r->t_end > r->t0 ? r->t_end : r->t0) - r->t0) / 1e9, (unsigned long long)max1,
@@ -195,7 +200,7 @@ static void print_summary(const struct run_facts *r, const uint32_t *bins, size_
 	       (unsigned long long)r->max_gap_ns, (unsigned long long)r->loops, r->stopped ? "true" : "false",
 	       (unsigned long long)BIN_NS, (unsigned long long)r->yields, (unsigned long long)r->yield_checks,
 	       (unsigned long long)r->ring_waits, (unsigned long long)aligned, worst_aligned, r->catchup,
-	       (unsigned long long)r->gated, (unsigned long long)r->t0);
+	       (unsigned long long)r->gated, (unsigned long long)r->t0, (unsigned long long)r->late_frames);
 	fflush(stdout);
 }
 

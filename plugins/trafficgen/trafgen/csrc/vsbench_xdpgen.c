@@ -63,7 +63,7 @@ static const char PROG[] = "vsbench-xdpgen";
 
 /* The parameters map's one value (offsets used by the program). */
 enum { P_T0 = 0, P_PS = 8, P_TOTAL = 16, P_K = 24, P_LAST = 32, P_GAP = 40, P_LATE = 48, P_FIRST = 56,
-       P_TAT = 64, P_TAU = 72, P_SIZE = 80 };
+       P_TAT = 64, P_TAU = 72, P_LATE_FRAMES = 80, P_SIZE = 88 };
 
 static volatile sig_atomic_t stop_flag;
 static void on_stop(int sig) { (void)sig; stop_flag = 1; }
@@ -352,6 +352,12 @@ static void build_program(const struct stream_spec *streams, unsigned nstreams, 
 	place(no_gap);
 	mov_reg(4, R_NOW); /* lateness of this frame */
 	alu_reg(BPF_SUB, 4, 3);
+	int on_time = new_label();
+	jmp_imm(BPF_JLE, 4, (int32_t)LATE_FRAME_NS, on_time);
+	ldx(BPF_DW, 5, R_PAR, P_LATE_FRAMES);
+	alu_imm(BPF_ADD, 5, 1);
+	stx(BPF_DW, R_PAR, 5, P_LATE_FRAMES);
+	place(on_time);
 	ldx(BPF_DW, 5, R_PAR, P_LATE);
 	jmp_reg(BPF_JLE, 4, 5, send);
 	stx(BPF_DW, R_PAR, 4, P_LATE);
@@ -656,6 +662,7 @@ int main(int argc, char **argv)
 	memcpy(&facts.t_first, params + P_FIRST, 8);
 	memcpy(&facts.t_last, params + P_LAST, 8);
 	memcpy(&facts.late_max_ns, params + P_LATE, 8);
+	memcpy(&facts.late_frames, params + P_LATE_FRAMES, 8);
 	if (!facts.t0) facts.t0 = started;
 	facts.asked = total;
 	facts.t_end = t_end;
