@@ -72,8 +72,11 @@ def test_unidirectional_trial_counts_exactly(loopback):
         p = r.pacing
         assert p is not None and p.window_s == 0.01 and p.nominal_frames_per_window == 200
         assert p.windows == 100  # the second's consecutive 10 ms windows
-        if r.valid:
-            assert p.max_window_deviation_frames <= 2
+        # exactness is the common rules' to judge, from these figures (a shared host
+        # preempts any sender now and then: tools/bench/ measures how often)
+        from vsbench.measurement import validity
+
+        assert (validity.pacing_reason(r) is None) == (p.max_window_deviation_frames <= 2)
         # a 1 ms window holds its 20 frames, plus what a late sender caught up (a batch at a time)
         assert 20 <= p.max_frames_per_burst_window <= 20 + 1e3 * (p.max_late_s or 0) * 20 + 32
     else:
