@@ -18,7 +18,20 @@ def test_full_delivery_with_loss_is_valid():
 
 def test_exactly_99_9_percent_sent_is_still_valid():
     assert validity.judge(_trial(999, 999)).valid
-    assert not validity.judge(_trial(998, 998)).valid
+    assert validity.judge(_trial(998, 998)).valid  # and one whole frame less: rounding
+    assert not validity.judge(_trial(997, 997)).valid
+
+
+def test_a_whole_frame_short_per_direction_is_rounding():
+    """A 68 fps, 0.5 s trial intends 34.06 frames; two directions send 17 each."""
+    from vsbench.interfaces.traffic import DirectionCounters, TrialResult
+
+    dirs = (DirectionCounters(0, 1, 17, 17), DirectionCounters(1, 0, 17, 17))
+    small = TrialResult(68.118, 0.5, 64, tx_frames=34, rx_frames=34, directions=dirs, tx_duration_s=0.5)
+    assert validity.judge(small).valid
+    fewer = TrialResult(68.118, 0.5, 64, tx_frames=32, rx_frames=32, directions=(
+        DirectionCounters(0, 1, 16, 16), DirectionCounters(1, 0, 16, 16)), tx_duration_s=0.5)
+    assert validity.judge(fewer).tags == ("generator-limited",)
 
 
 def test_short_send_is_generator_limited_and_counters_are_kept():

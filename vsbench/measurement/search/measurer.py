@@ -36,7 +36,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_LIMITED, INVALID_UNTRUSTED, TrialResult
-from vsbench.measurement.validity import MIN_TX_SHARE, invalid_kind
+from vsbench.measurement.validity import invalid_kind, sent_whole
 
 from .api import SearchConfig, TrialFn
 from .trial_checks import missed_regardless_of_pacing, trial_is_bad
@@ -78,7 +78,7 @@ def sent_late(result: TrialResult) -> bool:
     time than the trial's: its counters are whole, its load was what it delivered."""
     return (not result.valid and invalid_kind(result) == INVALID_LIMITED
             and result.burst_frames is None and result.intended_frames > 0
-            and result.tx_frames >= MIN_TX_SHARE * result.intended_frames
+            and sent_whole(result)
             and result.tx_duration_s is not None and result.tx_duration_s > result.intended_duration_s)
 
 
