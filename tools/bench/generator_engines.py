@@ -10,13 +10,15 @@ Unpaced (as fast as it goes, ``--frames`` frames or ``--seconds`` for tools with
 * ``trafgen ring``   netsniff-ng trafgen, TX_RING + PACKET_QDISC_BYPASS (its default)
 * ``trafgen sendto`` trafgen's sendto() path through the qdisc (the old plugin default)
 * ``pacer ring`` / ``pacer mmsg``  vsbench's sender, TX ring or sendmmsg(), qdisc bypass
+* ``xdp``            vsbench's in-kernel sender (one live-frames XDP run; the peer port's
+  GRO is switched on, as the plugin does)
 * ``testpmd af_packet`` / ``testpmd af_xdp``  dpdk-testpmd txonly on net_af_packet /
   net_af_xdp (needs dpdk and librte-net-af-xdp23; skipped with the reason when missing)
 * ``xdp-trafficgen`` xdp-tools' generator (IPv6 UDP frames; skipped when missing)
 
 Paced, through the ``trafgen`` plugin as a run uses it: its ceiling (one unpaced burst), then
 a ``--duration-s`` trial at 95 % of it; the rate it delivered if the trial was valid (exact
-count, every 10 ms window within 0.5 %), else 0 -- for engine ``pacer`` and engine
+count, every 10 ms window within 0.5 %), else 0 -- for engines ``xdp``, ``pacer`` and
 ``trafgen`` (tbf shaper).
 
 Run under ``flock /work/.testbed.lock``; needs root.
@@ -83,6 +85,24 @@ def pacer_unpaced(ns, binary, cfg, frames, tx) -> float:
     summary = pacer.parse_summary(out.stdout)
     if summary is None:
         raise Unavailable(f"pacer failed: {out.stderr.strip()[-120:]}")
+    return summary.sent / summary.send_time_s()
+
+
+def xdp_unpaced(ns, binary, cfg, frames, peer) -> float:
+    from vsbench.system.testbed import set_gro
+    from vsbench_plugins.trafficgen.trafgen import pacer
+
+    was_on = set_gro(ns, peer, True)  # a veth takes XDP frames only in NAPI mode
+    try:
+        out = subprocess.run(["ip", "netns", "exec", ns, *pacer.xdp_argv(binary, str(cfg), frames, None, cpu=0,
+                                                                         wait_for_go=False)],
+                             capture_output=True, text=True, timeout=300)
+    finally:
+        if not was_on:
+            set_gro(ns, peer, False)
+    summary = pacer.parse_summary(out.stdout)
+    if summary is None:
+        raise Unavailable(f"xdp sender failed: {out.stderr.strip()[-120:]}")
     return summary.sent / summary.send_time_s()
 
 
@@ -158,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="vsb-engines-") as tmp:
         work = Path(tmp)
         binary = str(pacer.ensure_built())
+        xdp_binary = str(pacer.ensure_built(sender=pacer.XDPGEN))
+        xdp_problem = pacer.probe_xdp(xdp_binary)
         for _ in range(args.repeat):
             run_id = naming.new_run_id()
             with runstate.claim(run_id), ResourceStack() as resources:
@@ -178,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                     "trafgen sendto (unpaced)": lambda: trafgen_unpaced(ns, a, tcfg, args.frames, True),
                     "pacer ring (unpaced)": lambda: pacer_unpaced(ns, binary, pcfg, args.frames, "ring"),
                     "pacer mmsg (unpaced)": lambda: pacer_unpaced(ns, binary, pcfg, args.frames, "mmsg"),
+                    "xdp (unpaced)": lambda: xdp_unpaced(ns, xdp_binary, pcfg, args.frames, b)
+                        if not xdp_problem else (_ for _ in ()).throw(Unavailable(xdp_problem)),
                     "testpmd af_packet txonly (unpaced, 1 flow)":
                         lambda: timed_tool(ns, testpmd_argv(a, "af_packet"), args.seconds, reader, a, b),
                     "testpmd af_xdp txonly (unpaced, 1 flow)":
@@ -186,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
                         lambda: timed_tool(ns, ["xdp-trafficgen", "udp", "-t", "1", a], args.seconds, reader, a, b)
                         if shutil.which("xdp-trafficgen") else (_ for _ in ()).throw(
                             Unavailable("xdp-trafficgen missing (apt-get install xdp-tools)")),
+                    "plugin engine xdp (paced at 95% of its ceiling)":
+                        lambda: plugin_paced(tb, resources, work, "xdp", args.flows, args.duration_s)
+                        if not xdp_problem else (_ for _ in ()).throw(Unavailable(xdp_problem)),
                     "plugin engine pacer (paced at 95% of its ceiling)":
                         lambda: plugin_paced(tb, resources, work, "pacer", args.flows, args.duration_s),
                     "plugin engine trafgen + tbf (paced at 95% of its ceiling)":

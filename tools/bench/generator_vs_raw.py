@@ -157,6 +157,8 @@ def vsbench_ndr(args, work: Path, index: int) -> tuple[float | None, dict]:
     results_dir = work / f"ndr-{index}"
     params = (f"frame_sizes=[{args.frame_size}];latency.enabled=false;"
               f"search.trial_duration_s={args.search_trial_s}")
+    if args.engine:
+        params += f";trafficgen.trafgen.engine={args.engine}"
     argv = [str(ROOT / ".venv" / "bin" / "vsbench"), "--test", "phy2phy_tput", "--vswitch", "ovs_dpdk",
             "--test-params", params, "--results-dir", str(results_dir)]
     t0 = time.monotonic()
