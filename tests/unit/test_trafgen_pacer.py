@@ -133,3 +133,46 @@ def test_plugin_prerequisites_name_the_compiler(monkeypatch, tmp_path):
     assert not any("pacer" in p.what for p in Trafgen.check_prerequisites({"engine": "trafgen"}))
     problems = Trafgen.check_prerequisites({"engine": "pacer", "pacer_binary": str(tmp_path / "nope")})
     assert any("pacer_binary" in p.what for p in problems)
+
+
+def test_xdp_argv_says_rate_count_cpu_batch_and_niceness():
+    argv = pacer.xdp_argv("/x/xdpgen", "/w/p.cfg", 1000, 250000.0, cpu=0, batch=8, nice=-20, catchup_share=1.0)
+    assert argv[:3] == ["/x/xdpgen", "-c", "/w/p.cfg"] and argv[-1] == "-w"
+    opts = dict(zip(argv[3:-1:2], argv[4:-1:2]))
+    assert opts["-n"] == "1000" and float(opts["-r"]) == 250000.0 and opts["-b"] == "8"
+    assert opts["-C"] == "0" and opts["-N"] == "-20" and float(opts["-K"]) == 1.0
+    unpaced = pacer.xdp_argv("/x/xdpgen", "/w/p.cfg", 10, None, cpu=None, catchup_share=1.0, wait_for_go=False)
+    assert unpaced[unpaced.index("-r") + 1] == "0" and "-C" not in unpaced and "-N" not in unpaced
+    assert "-K" not in unpaced and "-w" not in unpaced
+    with pytest.raises(ValueError):
+        pacer.xdp_argv("/x", "/c", 0, 1.0, cpu=0)
+
+
+def test_summary_carries_the_late_frames():
+    s = pacer.parse_summary(json.dumps({**SUMMARY, "late_frames": 37}))
+    assert s.late_frames == 37 and s.pacing().late_frames == 37
+    assert pacer.parse_summary(json.dumps(SUMMARY)).pacing().late_frames is None  # an older sender
+
+
+@needs_cc
+def test_each_sender_builds_under_its_own_name_and_refuses_bad_input_alike(tmp_path):
+    xdp = pacer.ensure_built(tmp_path, sender=pacer.XDPGEN)
+    assert xdp.name == f"vsbench-xdpgen-{pacer.source_digest(pacer.XDPGEN)}"
+    assert pacer.source_digest(pacer.XDPGEN) != pacer.source_digest(pacer.PACER)
+    cfg = tmp_path / "bad.cfg"
+    cfg.write_text("stream lo\nframe 0011\nip 14\n")  # the shared configuration reader's check
+    out = subprocess.run([str(xdp), "-c", str(cfg), "-n", "1"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 1 and out.stderr.strip() == "vsbench-xdpgen: frame too short for Ethernet/IPv4/UDP"
+    out = subprocess.run([str(xdp), "-n", "1"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 2 and "usage:" in out.stderr
+
+
+def test_probe_failure_is_the_senders_last_line(tmp_path):
+    fake = tmp_path / "fake-xdpgen"
+    fake.write_text("#!/bin/sh\necho 'vsbench-xdpgen: this kernel does not run live XDP frames' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    assert pacer.probe_xdp(str(fake)) == "vsbench-xdpgen: this kernel does not run live XDP frames"
+    ok = tmp_path / "ok-xdpgen"
+    ok.write_text("#!/bin/sh\necho ok\n")
+    ok.chmod(0o755)
+    assert pacer.probe_xdp(str(ok)) is None

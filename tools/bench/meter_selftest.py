@@ -47,11 +47,13 @@ def run_vsbench(results: Path, params: str) -> tuple[dict, float]:
     return doc["tests"][0]["frame_sizes"][0], elapsed
 
 
-def usable_ceiling(work: Path) -> float:
+def usable_ceiling(work: Path, extra_params: str = "") -> float:
     """The load the search may ask through the metered switch: a load_sweep of 99..100 % of the
-    frame size's max load, whose calibration burst measures the ceiling."""
+    frame size's max load, whose calibration burst measures the ceiling (with the draws'
+    extra parameters: the same generator engine)."""
     params = ("meter_pps=10000000;traffic.type=load_sweep;sweep_min_percent=99;sweep_max_percent=100;"
-              "traffic.trial_duration_s=0.5;warmup_s=0;latency.enabled=false;search.max_load_fps=null")
+              "traffic.trial_duration_s=0.5;warmup_s=0;latency.enabled=false;search.max_load_fps=null"
+              + (f";{extra_params}" if extra_params else ""))
     fs, _ = run_vsbench(work / "calibrate", params)
     if not fs.get("generator_ceiling_fps"):
         raise RuntimeError("the calibration run measured no generator ceiling")
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     passed = 0
     with tempfile.TemporaryDirectory(prefix="vsb-meter-") as tmp:
         work = Path(tmp)
-        top = args.max_pps or usable_ceiling(work)
+        top = args.max_pps or usable_ceiling(work, args.extra_params)
         print(f"meter self-test: N uniform in [{args.min_pps / 1e3:.0f}k, {top / 1e3:.0f}k] (the generator's "
               f"usable ceiling through the metered switch), seed {seed}, {args.draws} draws", flush=True)
         for i in range(args.draws):
