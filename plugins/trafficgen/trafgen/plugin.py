@@ -198,9 +198,9 @@ class Trafgen(TrafficGenerator):
         self._shaped: set[str] = set()
         self._started = False
         self._trial = 0
-        self._pacer_binary: str | None = None
-        self._pacer_config: Path | None = None
-        self._pacer_proc: pacer_engine.PacerProcess | None = None
+        self._sender_path: str | None = None
+        self._sender_config: Path | None = None
+        self._sender_proc: pacer_engine.PacerProcess | None = None
         self._gro_restore: list[tuple[str | None, str]] = []
 
     # -- plugin contract ---------------------------------------------------------------
@@ -265,7 +265,7 @@ class Trafgen(TrafficGenerator):
     def generator_cpus(self) -> set[int]:
         """CPUs the bulk sender runs on (for the runner's placement check)."""
         if self.cfg["engine"] in OWN_SENDERS:
-            return {self._pacer_cpu()}
+            return {self._sender_cpu()}
         if self.cfg["tx_path"] == "sendto":
             return {process.SENDTO_CPU}
         return set(int(c) for c in self.cfg["cpus"])
@@ -277,7 +277,7 @@ class Trafgen(TrafficGenerator):
         if problems:
             raise PluginError(f"trafgen: missing {problems[0]}")
         if self.cfg["engine"] in OWN_SENDERS:
-            self._pacer_binary = _sender_binary(self.cfg)
+            self._sender_path = _sender_binary(self.cfg)
         self._work_dir.mkdir(parents=True, exist_ok=True)
         self.context.resources.register("trafgen generator", self.stop)
         self._started = True
@@ -286,9 +286,9 @@ class Trafgen(TrafficGenerator):
         for sender in self._senders:
             sender.process.stop(grace_s=2.0)
         self._senders = []
-        if self._pacer_proc is not None:
-            self._pacer_proc.stop()
-            self._pacer_proc = None
+        if self._sender_proc is not None:
+            self._sender_proc.stop()
+            self._sender_proc = None
         if self._probe is not None:
             self._probe.stop()
             self._probe = None
@@ -363,16 +363,16 @@ class Trafgen(TrafficGenerator):
             if engine == "xdp":
                 self._prepare_xdp(directions)
             self._streams = []
-            self._pacer_config = self._work_dir / "pacer.cfg"
+            self._sender_config = self._work_dir / "pacer.cfg"
             comment = "\n".join(
                 f"vsbench trafgen ({engine}): direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
                 f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
                 for d in directions)
-            self._pacer_config.write_text(
+            self._sender_config.write_text(
                 pacer_engine.render_config(pacer_engine.streams_for(directions), comment), encoding="utf-8")
             log.info("trafgen: %s B, %d flow(s), %s; %s sender on CPU %d (%s)", profile.frame_size_bytes,
                      profile.flows, "bidirectional" if profile.bidirectional else "unidirectional", engine,
-                     self._pacer_cpu(),
+                     self._sender_cpu(),
                      ", ".join(d.tx.iface for d in directions))
             return
         streams = self._plan_streams(directions, profile)
@@ -629,7 +629,7 @@ class Trafgen(TrafficGenerator):
         if not self._started:
             self.start()
         if self.cfg["engine"] in OWN_SENDERS:
-            return self._run_pacer(load_fps, duration_s, frames_per_dir, latency=latency)
+            return self._run_own_sender(load_fps, duration_s, frames_per_dir, latency=latency)
         t0 = time.monotonic()
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._trial += 1
@@ -788,9 +788,9 @@ class Trafgen(TrafficGenerator):
                                              for frame in samples[d.rx.iface]]
             out.append(dataclasses.replace(counters, rx_frames=counters.rx_frames - n))
         return out, total
-    # -- the pacer engine ---------------------------------------------------------------
+    # -- engines pacer and xdp: vsbench's own senders -------------------------------------
 
-    def _pacer_cpu(self) -> int:
+    def _sender_cpu(self) -> int:
         return int(sorted(int(c) for c in self.cfg["cpus"])[0])
 
     def _sender_argv(self, frames_per_dir: int, load_fps: float | None) -> list[str]:
@@ -798,16 +798,16 @@ class Trafgen(TrafficGenerator):
         cfg = self.cfg
         if cfg["engine"] == "xdp":
             return pacer_engine.xdp_argv(
-                self._pacer_binary, str(self._pacer_config), frames_per_dir, load_fps, cpu=self._pacer_cpu(),
+                self._sender_path, str(self._sender_config), frames_per_dir, load_fps, cpu=self._sender_cpu(),
                 batch=int(cfg["xdp_batch"]), nice=int(cfg["xdp_nice"]),
                 catchup_share=float(cfg["xdp_catchup_share"]))
         return pacer_engine.argv(
-            self._pacer_binary, str(self._pacer_config), frames_per_dir, load_fps, cpu=self._pacer_cpu(),
+            self._sender_path, str(self._sender_config), frames_per_dir, load_fps, cpu=self._sender_cpu(),
             tx=cfg["pacer_tx"], batch=int(cfg["pacer_batch"]), ring_slots=int(cfg["pacer_ring_slots"]),
             fifo_priority=int(cfg["pacer_fifo_priority"]), yield_period_us=int(cfg["pacer_yield_period_us"]),
             yield_us=int(cfg["pacer_yield_us"]), catchup_share=float(cfg["pacer_catchup_share"]))
 
-    def _run_pacer(self, load_fps: float | None, duration_s: float, frames_per_dir: int, *,
+    def _run_own_sender(self, load_fps: float | None, duration_s: float, frames_per_dir: int, *,
                    latency: bool) -> TrialResult:
         """One trial with the engine's own sender (pacer or xdp): ``frames_per_dir`` frames
         out of each direction's port, all from one process on one CPU, frame ``j`` (both
@@ -825,7 +825,7 @@ class Trafgen(TrafficGenerator):
         who = "the pacer" if engine == "pacer" else f"the {engine} sender"
         stats: dict[str, Any] = {
             "engine": engine,
-            "cpu": self._pacer_cpu(),
+            "cpu": self._sender_cpu(),
             "frames_per_direction": frames_per_dir,
             "directions": [],
         }
@@ -844,7 +844,7 @@ class Trafgen(TrafficGenerator):
             if frames_per_dir > 0:
                 sender = pacer_engine.PacerProcess(self._sender_argv(frames_per_dir, load_fps), netns=self._netns,
                                                    log_path=Path(self.context.log_dir) / f"trafgen-{engine}.log")
-                self._pacer_proc = sender
+                self._sender_proc = sender
                 try:
                     sender.start(float(self.cfg["startup_allowance_s"]))
                 except RuntimeError as exc:
@@ -871,7 +871,7 @@ class Trafgen(TrafficGenerator):
         finally:
             if sender is not None:
                 sender.stop()
-            self._pacer_proc = None
+            self._sender_proc = None
             if self._probe is not None:
                 self._probe.stop()
                 self._probe = None
