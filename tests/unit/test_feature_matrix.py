@@ -325,3 +325,17 @@ def test_the_run_scaling_table_says_which_counts_found_no_ndr():
     Console(file=out, width=250, color_system=None).print(table)
     rows = [line for line in out.getvalue().splitlines() if " 64 " in line]
     assert "no NDR" not in rows[0] and "complete, no NDR, irregular" in rows[1], out.getvalue()
+
+
+def test_compare_of_one_run_refuses_html_instead_of_ignoring_it(tmp_path, capsys):
+    """One run directory gives its matrices on the terminal; --html (a page of runs side by
+    side) was silently ignored, and no file appeared."""
+    from vsbench.cli.main import main
+
+    run = tmp_path / "20261125-000000-tcp111"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps(_tcp_results()))
+    page = tmp_path / "page.html"
+    assert main(["compare", str(run), "--html", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "report.html" in err and not page.exists()

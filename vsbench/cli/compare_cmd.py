@@ -227,6 +227,11 @@ def run_matrix(args: argparse.Namespace, out: Console) -> int:
     if not path.is_dir():
         raise run_refs.RunRefError("compare needs at least two runs (the first is the baseline), or one run "
                                    "directory with a matrix of variants")
+    if args.html is not None:
+        # the compare page sets runs side by side; one run's matrices, curves and plots are
+        # in its own report.html
+        raise run_refs.RunRefError(f"--html needs two or more runs; one run's matrix and scaling plots are in "
+                                   f"{path / 'report.html'}")
     found = load_matrices(path, args.baseline_variant)
     if not found:
         raise run_refs.RunRefError(f"{path}: no testcase ran with two or more variants (a matrix, or "
