@@ -3,6 +3,7 @@
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -38,9 +39,11 @@ def dead_run(tmp_path):
     commands.run(["ip", "netns", "add", ns])
     commands.run(["ip", "link", "add", f"vsb{run_id}x0", "type", "veth", "peer", "name", f"vsb{run_id}x1"])
     inside = subprocess.Popen(["ip", "netns", "exec", ns, "sleep", "600"], start_new_session=True)
-    outside = subprocess.Popen(["python3", "-c", "import time; time.sleep(600)", f"--db={ovs_dir}/db.sock"],
+    outside = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", f"--db={ovs_dir}/db.sock"],
                                start_new_session=True)
     commands.wait_for(lambda: inside.pid in cleanup.netns_pids(ns), 10, what="sleep inside the netns")
+    commands.wait_for(lambda: str(ovs_dir) in " ".join(getattr(cleanup.read_process(outside.pid), "argv", ())), 10,
+                      what="the process outside the netns with the run's directory on its command line")
     yield {"run_id": run_id, "ns": ns, "state": state, "ovs_dir": ovs_dir, "procs": (inside, outside)}
     for proc in (inside, outside):
         if proc.poll() is None:
@@ -58,7 +61,11 @@ def test_dead_run_is_removed_completely_and_a_second_pass_finds_nothing(dead_run
     kinds = {i.kind for i in report.removed}
     assert {"process", "netns", "link", "directory", "lock"} <= kinds
     for proc in dead_run["procs"]:
-        proc.wait(timeout=10)  # ended by pid (our child, so reap it)
+        try:
+            proc.wait(timeout=10)  # ended by pid (our child, so reap it)
+        except subprocess.TimeoutExpired:  # once in CI: say what cleanup saw and did
+            pytest.fail(f"pid {proc.pid} ({proc.args}) still runs after cleanup; it removed: "
+                        + "; ".join(f"{i.kind} {i.name} {i.detail}" for i in report.removed))
     assert dead_run["ns"] not in os.listdir("/run/netns")
     assert not Path(f"/sys/class/net/vsb{run_id}x0").exists()
     assert not dead_run["ovs_dir"].exists() and list(state.iterdir()) == []

@@ -154,7 +154,7 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     [test] = outcome.results()["tests"]
     [fs] = test["frame_sizes"]
     [point] = fs["points"]
-    assert fs["status"] == "complete" and point["valid"], fs
+    assert fs["status"] == "complete" and measured_every_frame(outcome, point), fs
     assert point["offered_load_fps"] == 20000
     assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
     assert test["vswitch"] == "none"  # no switch in this topology: not built, not checked
@@ -166,6 +166,18 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 2 * 0.99  # aggregate of both directions, 2 s
     assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
     assert_nothing_left(outcome.run_id)
+
+
+def measured_every_frame(outcome, point: dict) -> bool:
+    """The point's trial is valid, or invalid only for pacing: the vrouter testcases send with
+    the xdp engine, whose trials carry 10 ms pacing windows, and a host task that preempts the
+    sender for a few ms (a CI run: 3.5 ms behind, 4 frames off in one window at 20 kfps) makes
+    the trial disturbed -- every frame still sent and counted, which is what these tests check."""
+    if point["valid"]:
+        return True
+    trials = [json.loads(line) for line in (outcome.run_dir / "trials.jsonl").read_text().splitlines()]
+    [trial] = [t for t in trials if t["trial_index"] == point["trial_index"]]
+    return trial["invalid_reasons"] != [] and all(r.startswith("pacing:") for r in trial["invalid_reasons"])
 
 
 def _check_routed_pvp(outcome, deployment: str, routers: int, switching_operations: int) -> dict:
@@ -182,7 +194,7 @@ def _check_routed_pvp(outcome, deployment: str, routers: int, switching_operatio
     assert topology["router"]["nexthops"] == 2 * 4 and topology["router"]["ecmp_groups"] == 2
     [fs] = test["frame_sizes"]
     [point] = fs["points"]
-    assert fs["status"] == "complete" and point["valid"], fs
+    assert fs["status"] == "complete" and measured_every_frame(outcome, point), fs
     assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
     for direction in point["vnf"]["stages"]:
         assert direction["attributed"] and direction["lost_frames"] == 0, direction
