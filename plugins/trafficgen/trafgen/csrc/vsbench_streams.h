@@ -142,6 +142,16 @@ struct run_facts {
 	uint64_t gated, yields, yield_checks, ring_waits;
 };
 
+static double distance(double a, double b) { return a > b ? a - b : b - a; }
+
+/* Frames counted in bins [from, to). */
+static uint64_t bin_sum(const uint32_t *bins, size_t from, size_t to)
+{
+	uint64_t sum = 0;
+	for (size_t j = from; j < to; j++) sum += bins[j];
+	return sum;
+}
+
 /* Print the summary line: what was sent per stream and the pacing figures of the bins --
  * the largest deviation of the schedule's consecutive 10 ms windows from the nominal
  * count (and of any 10 ms window, sliding by one bin), the most frames in any 1 ms; t0_ns
@@ -161,22 +171,15 @@ static void print_summary(const struct run_facts *r, const uint32_t *bins, size_
 	double expect10 = r->rate > 0 ? r->rate * 0.010 : 0;
 	double worst10 = 0, worst_aligned = 0;
 	for (size_t i = 0; r->rate > 0 && i + per_window <= full; i += per_window) {
-		uint64_t s10 = 0;
-		for (size_t j = i; j < i + per_window; j++) s10 += bins[j];
-		double dev = (double)s10 - expect10;
-		if (dev < 0) dev = -dev;
+		double dev = distance((double)bin_sum(bins, i, i + per_window), expect10);
 		if (dev > worst_aligned) worst_aligned = dev;
 		aligned++;
 	}
 	for (size_t i = 0; i < used; i++) {
-		uint64_t s1 = 0;
-		for (size_t j = i; j < i + per_ms && j < used; j++) s1 += bins[j];
+		uint64_t s1 = bin_sum(bins, i, i + per_ms < used ? i + per_ms : used);
 		if (s1 > max1) max1 = s1;
 		if (r->rate > 0 && i + per_window <= full) {
-			uint64_t s10 = 0;
-			for (size_t j = i; j < i + per_window; j++) s10 += bins[j];
-			double dev = (double)s10 - expect10;
-			if (dev < 0) dev = -dev;
+			double dev = distance((double)bin_sum(bins, i, i + per_window), expect10);
 			if (dev > worst10) worst10 = dev;
 			windows++;
 		}
