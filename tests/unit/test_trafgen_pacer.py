@@ -135,6 +135,18 @@ def test_plugin_prerequisites_name_the_compiler(monkeypatch, tmp_path):
     assert any("pacer_binary" in p.what for p in problems)
 
 
+def test_plugin_prerequisites_name_ethtool_for_the_xdp_engine(monkeypatch):
+    """Engine xdp switches GRO on at its ports' veth peers with ethtool: without it a run
+    stops before it starts, not at its first configure."""
+    from vsbench_plugins.trafficgen.trafgen import Trafgen, plugin
+
+    real_which = plugin.which
+    monkeypatch.setattr(plugin, "which", lambda name: None if name == "ethtool" else real_which(name))
+    problems = Trafgen.check_prerequisites({"engine": "xdp"})
+    assert any("ethtool" in p.what and p.remedy == "apt-get install ethtool" for p in problems)
+    assert not any("ethtool" in p.what for p in Trafgen.check_prerequisites({"engine": "trafgen"}))
+
+
 def test_xdp_argv_says_rate_count_cpu_batch_and_niceness():
     argv = pacer.xdp_argv("/x/xdpgen", "/w/p.cfg", 1000, 250000.0, cpu=0, batch=8, nice=-20, catchup_share=1.0)
     assert argv[:3] == ["/x/xdpgen", "-c", "/w/p.cfg"] and argv[-1] == "-w"

@@ -19,6 +19,7 @@ measures the generator itself (its maximum rate, its latency floor).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -243,8 +244,6 @@ class VethPeer:
 def veth_peer(netns: str | None, iface: str) -> VethPeer | None:
     """The peer of veth ``iface`` in ``netns``, or None when ``iface`` is not a veth (or
     its peer lives in a namespace without a name, which nothing here could enter)."""
-    import json
-
     try:
         [link] = json.loads(run(["ip", "-d", "-j", "link", "show", "dev", iface], netns=netns, timeout_s=10).stdout)
     except (CommandError, ValueError) as exc:

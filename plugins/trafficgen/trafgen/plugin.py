@@ -1095,6 +1095,9 @@ def _sender_prerequisites(cfg: Mapping[str, Any]) -> list[Prerequisite]:
     (done here, once per source version, so a run that cannot have it stops before it
     starts); the xdp sender also a kernel that runs live XDP frames (probed for real)."""
     engine = cfg["engine"]
+    if engine == "xdp" and which("ethtool") is None:  # GRO on at the ports' veth peers (_prepare_xdp)
+        return [Prerequisite("ethtool, to put the xdp sender's veth peers in NAPI mode (GRO on)",
+                             "apt-get install ethtool")]
     configured = cfg.get(f"{engine}_binary")
     binary = configured
     if configured:
