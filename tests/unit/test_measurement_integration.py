@@ -258,6 +258,31 @@ def test_generator_limited_run_is_flagged_in_results_csv_and_terminal(tmp_path, 
     assert recheck.verify(run_dir) == []
 
 
+def test_a_point_measured_by_a_late_trial_is_valid_names_its_caveat_and_recomputes(tmp_path, testkit):
+    # a generator that sends every frame of every trial over 2 % more time than asked (as
+    # trafgen behind its shaper on a busy host did in CI), in front of a 1 Mfps DUT: the
+    # search files its late trials at loads they delivered, and a point it reports from
+    # one is valid (not the report's red "invalid"), says "late" and replays
+    code, out, run_dir = _run(tmp_path, testkit, params="frame_sizes=[64];latency.enabled=false",
+                              gen={"capacity_fps": 1e6, "late_every": 1, "late_share": 1.02},
+                              extra={"search": {"max_load_fps": 4e6}})
+    assert code == 0, out
+    results = json.loads((run_dir / "results.json").read_text())
+    schema.validate(results, "results.schema.json")
+    [fs] = results["tests"][0]["frame_sizes"]
+    trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
+    caveats = []
+    for point in fs["points"]:
+        trial = trials[point["trial_index"]]
+        assert point["valid"] and point["loss_ratio"] <= point["goal_loss_ratio"], point
+        assert point["sending_caveat"] == (None if trial["valid"] else "late"), (point, trial)
+        caveats.append(point["sending_caveat"])
+    assert "late" in caveats, fs["points"]  # the case under test happened
+    assert recheck.verify(run_dir) == []
+    bad = _tamper(run_dir, lambda fs_: [p.__setitem__("sending_caveat", None) for p in fs_["points"]])
+    assert any("sending_caveat" in p for p in recheck.verify(bad))
+
+
 def test_a_budget_that_ends_before_the_final_stage_reports_a_provisional_ndr(tmp_path, testkit):
     # 1 s coarse trials, 2 s final trials and a budget under 2 s: the final stage never
     # runs, the coarse one passes max_load -- reported, flagged, and replayed the same

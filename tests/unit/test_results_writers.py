@@ -21,7 +21,7 @@ from vsbench.results.trial_log import TrialLog, read_trials
 IDENT = TrialIdentity("a1b2c3", 0, "phy2phy_tput")
 
 
-def _record(index, load, tx, rx, role="search", probes=None, hist=None, valid=True, reasons=()):
+def _record(index, load, tx, rx, role="search", probes=None, hist=None, valid=True, reasons=(), kind=None):
     result = TrialResult(
         intended_load_fps=load,
         intended_duration_s=2.0,
@@ -35,6 +35,7 @@ def _record(index, load, tx, rx, role="search", probes=None, hist=None, valid=Tr
         latency_histogram=hist,
         valid=valid,
         invalid_reason="; ".join(reasons) or None,
+        invalid_kind=kind,
         generator_stats={"np": np.int64(3), "arr": np.arange(2)},
     )
     return TrialRecord(IDENT, index, role, "2026-01-01T00:00:00.000+00:00", probes is not None, result,
@@ -183,3 +184,30 @@ def test_tally_counts_invalid_trials_by_reason():
     assert t.trial_count == 3 and t.invalid_trial_count == 2
     assert t.trial_seconds == 6.0 and t.effective_seconds == pytest.approx(7.8)
     assert t.notes == ("2 of 3 trials invalid (generator-limited x2, rx-exceeds-tx x1)",)
+
+
+
+def _bound_with(reasons, kind, caveat):
+    rec = _record(1, 1e6, 2_000_000, 2_000_000, valid=not reasons, reasons=reasons, kind=kind)
+    return summary.search_point(name="NDR", frame_size_bytes=64, nominal_line_rate_fps=None, lower_bound_fps=1e6,
+                                upper_bound_fps=2e6, bound_trial=rec, goal_loss_ratio=0.0, sending_caveat=caveat)
+
+
+def test_a_point_the_search_measured_by_despite_its_sending_is_valid_and_says_so(tmp_path):
+    """The search measures by a disturbed trial that met the goal and by one that sent
+    every frame late (filed at a load it delivered): such a point must not read "invalid"
+    in the report, yet must say how its trial was sent -- and only the search's word makes
+    it so."""
+    clean = _bound_with((), None, None)
+    disturbed = _bound_with(("pacing: a 10 ms window 4 frames short",), "disturbed", "disturbed")
+    late = _bound_with(("generator-limited: sending took 3.1 s in a 1 s trial",), "limited", "late")
+    limited = _bound_with(("generator-limited: sent 90 %",), "limited", None)
+    assert (clean.valid, clean.sending_caveat) == (True, None)
+    assert (disturbed.valid, disturbed.sending_caveat) == (True, "disturbed")
+    assert (late.valid, late.sending_caveat) == (True, "late")
+    assert (limited.valid, limited.sending_caveat) == (False, None)
+    results, _ = _run_results()
+    results.tests[0].frame_sizes[0].points = [late]
+    doc = writers.write_results_json(tmp_path / "results.json", results)
+    schema.validate(doc, "results.schema.json")
+    assert doc["tests"][0]["frame_sizes"][0]["points"][0]["sending_caveat"] == "late"

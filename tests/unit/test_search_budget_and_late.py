@@ -17,7 +17,7 @@ from vsbench.interfaces.traffic import TrialResult
 from vsbench.measurement import validity
 from vsbench.measurement.goal_report import run_search
 from vsbench.measurement.search import Goal, SearchConfig, search
-from vsbench.measurement.search.measurer import sent_late
+from vsbench.measurement.search.measurer import measured_despite, sent_late
 from vsbench.measurement.simulator import SimulatedDut
 
 from tests.unit.replay_kit import replay_from_trials_jsonl
@@ -97,6 +97,15 @@ def test_late_trials_are_judged_at_the_delivered_rate():
     assert ndr.lower_bound_fps is not None and 110_000 <= ndr.lower_bound_fps <= 120_000
     assert any("judged at" in note for note in result.notes)
     assert result.generator_limited
+
+
+def test_measured_despite_names_only_trials_the_search_measures_by():
+    late = late_generator(limit_fps=120_000, device_fps=1e9)(200_000, 1.0)
+    disturbed = dataclasses.replace(lossless(100_000, 1.0), valid=False, invalid_reason="pacing: a window off",
+                                    invalid_kind="disturbed")
+    short = validity.apply(dataclasses.replace(lossless(100_000, 1.0), tx_frames=90_000, rx_frames=90_000))[0]
+    assert [measured_despite(t) for t in (lossless(100_000, 1.0), late, disturbed, short)] == \
+        [None, "late", "disturbed", None]
 
 
 def bursty_late_generator(limit_fps: float, device_fps: float):

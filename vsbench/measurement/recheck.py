@@ -21,6 +21,7 @@ from typing import Any, Iterator, Mapping
 from vsbench.interfaces.traffic import TrialResult
 from vsbench.measurement.goal_report import goal_stats, run_search
 from vsbench.measurement.latency_report import generator_floor, latency_summary
+from vsbench.measurement.search.measurer import measured_despite
 from vsbench.measurement.search.settings import search_config_from_section
 from vsbench.results import recompute, writers
 from vsbench.results.model import TrialRecord, _jsonable
@@ -28,7 +29,8 @@ from vsbench.results.trial_log import read_trials
 
 #: Point fields that the replayed search decides.
 SEARCH_FIELDS = ("lower_bound_fps", "upper_bound_fps", "conditional_throughput_fps", "regular",
-                 "irregular_reason", "trial_index", "upper_bound_trial_index", "lower_bound_provisional")
+                 "irregular_reason", "trial_index", "upper_bound_trial_index", "lower_bound_provisional",
+                 "sending_caveat")
 
 
 class Diverged(Exception):
@@ -76,6 +78,10 @@ class Replay:
         return None if rec is None else rec.trial_index
 
 
+def _caveat(trials: list[TrialResult], index: int | None) -> str | None:
+    return None if index is None or not 0 <= index < len(trials) else measured_despite(trials[index])
+
+
 def verify_search(config: Mapping[str, Any], fs: Mapping[str, Any], records: list[TrialRecord],
                   where: str) -> list[str]:
     """Replay one frame size's search trials; every reported search figure that differs."""
@@ -120,6 +126,7 @@ def verify_search(config: Mapping[str, Any], fs: Mapping[str, Any], records: lis
             "upper_bound_trial_index": replay.index_of(run.trials, goal_result.upper_bound_trial),
             "throughput_fps": goal_result.lower_bound_fps,
             "lower_bound_provisional": goal_result.lower_bound_provisional,
+            "sending_caveat": _caveat(run.trials, goal_result.lower_bound_trial),
             **goal_stats(goal_result),
         }
         if repetitions is not None:

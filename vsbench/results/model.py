@@ -226,6 +226,12 @@ class ReportedPoint:
     loss_ratio: float | None = None
     trial_index: int | None = None
     valid: bool | None = None
+    #: Trial ``trial_index`` is invalid for how it was sent, yet the search measured by it,
+    #: so ``valid`` is True and this says how: ``disturbed`` (every frame in its time but
+    #: unevenly -- a host task preempted the sender -- and it met the goal) or ``late``
+    #: (every frame, over longer than asked: filed at a load at or below the rate it
+    #: delivered). None for a valid trial.
+    sending_caveat: str | None = None
     lower_bound_fps: float | None = None
     upper_bound_fps: float | None = None
     upper_bound_trial_index: int | None = None

@@ -21,7 +21,7 @@ from vsbench.results.trial_log import read_trials
 #: Point fields that are functions of the trials and the config.
 POINT_FIELDS = (
     "throughput_fps", "throughput_l1_mbps", "throughput_l2_mbps", "line_rate_percent",
-    "offered_load_fps", "tx_fps", "rx_fps", "loss_ratio", "valid",
+    "offered_load_fps", "tx_fps", "rx_fps", "loss_ratio", "valid", "sending_caveat",
 )
 LATENCY_FIELDS = ("samples", "min_ns", "avg_ns", "max_ns", "probes_sent")
 TALLY_FIELDS = ("trial_count", "invalid_trial_count", "trial_seconds", "effective_seconds")
@@ -118,11 +118,16 @@ def recompute_point(point: dict, trials: list[TrialRecord], frame_size_bytes: in
         return summary.fixed_point(point["name"], frame_size_bytes=frame_size_bytes, nominal_line_rate_fps=nominal,
                                    trial=trials[point["trial_index"]])
     bound = at(point["trial_index"])
+    caveat = point.get("sending_caveat")
+    # a late trial was filed at a grid load at or below the rate it delivered, not at the
+    # load it was asked for (the replayed search checks which: vsbench.measurement.recheck)
+    lower = point.get("lower_bound_fps") if caveat == "late" else None if bound is None else bound.result.intended_load_fps
     return summary.search_point(
         name=point["name"],
         frame_size_bytes=frame_size_bytes,
         nominal_line_rate_fps=nominal,
-        lower_bound_fps=None if bound is None else bound.result.intended_load_fps,
+        sending_caveat=caveat,
+        lower_bound_fps=lower,
         upper_bound_fps=None,
         bound_trial=bound,
         latency_trial=at(point["latency_trial_index"]),

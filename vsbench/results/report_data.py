@@ -37,6 +37,10 @@ INPUT_FILES = (RESULTS_FILE, CONFIG_FILE, TRIALS_FILE, SYSINFO_FILE)
 #: repeated here because results may not import the runner).
 OVERSUBSCRIBED_PREFIX = "CPU oversubscribed"
 PLACEMENT_PREFIX = "CPU placement"
+#: How a point's trial was sent when the search measured by it although it was invalid
+#: (``ReportedPoint.sending_caveat``).
+CAVEAT_WORDS = {"disturbed": "unevenly (a pacing window off; it met the goal)",
+                "late": "late (every frame, over longer than asked; filed at a load it delivered)"}
 
 #: Trial verdicts of the search trace, against every goal's loss ratio.
 PASS, FAIL, MIXED, INVALID, MEASURED = "pass", "fail", "mixed", "invalid", "measured"
@@ -328,6 +332,10 @@ def _test_notes(files: RunFiles, test: dict[str, Any]) -> list[Note]:
             if point.get("valid") is False:
                 notes.append(Note("warning", f"{name}: the reported trial #{point.get('trial_index')} is invalid",
                                   index, size))
+            elif point.get("sending_caveat"):
+                notes.append(Note("info", f"{name}: the reported trial #{point.get('trial_index')} was sent "
+                                          f"{CAVEAT_WORDS.get(point['sending_caveat'], point['sending_caveat'])}: "
+                                          "measured by all the same", index, size))
         records = files.trials_of(index, size) if isinstance(index, int) else []
         invalid = sum(1 for r in records if not r.valid)
         counted = fs.get("invalid_trial_count")

@@ -481,6 +481,8 @@ def _point_flag(fs: Mapping[str, Any], point: Mapping[str, Any]):
         return badge("invalid", "error")
     if point.get("lower_bound_provisional"):
         return badge("provisional lower bound", "warning")
+    if point.get("sending_caveat"):
+        return badge(f"{point['sending_caveat']} trial", "warning")
     if point.get("regular") is False:
         return badge("irregular", "warning")
     if fs.get("invalid_trial_count"):

@@ -259,6 +259,8 @@ def _point_flags(fs: Mapping[str, Any], point: Mapping[str, Any]) -> list[str]:
         flags.append("irregular search result")
     if point.get("lower_bound_provisional"):
         flags.append("provisional lower bound")
+    if point.get("sending_caveat"):
+        flags.append(f"{point['sending_caveat']} trial")
     if fs.get("generator_limited"):
         flags.append("generator-limited")
     if point.get("cpu_oversubscribed"):

@@ -88,8 +88,13 @@ def search_point(
     regular: bool | None = True,
     irregular_reason: str | None = None,
     stats: dict | None = None,
+    sending_caveat: str | None = None,
 ) -> ReportedPoint:
-    """The reported point of one search goal: throughput = the goal's lower bound."""
+    """The reported point of one search goal: throughput = the goal's lower bound.
+
+    ``sending_caveat`` says why the search measured by ``bound_trial`` although it is
+    invalid (``late`` or ``disturbed``: ``vsbench.measurement.search.measurer.measured_despite``);
+    the point is then valid and carries it."""
     l1, l2, pct = rate_figures(lower_bound_fps, frame_size_bytes, nominal_line_rate_fps)
     point = ReportedPoint(
         name=name,
@@ -113,7 +118,11 @@ def search_point(
         point.tx_fps = r.achieved_tx_fps
         point.rx_fps = r.rx_fps
         point.loss_ratio = r.loss_ratio
-        point.valid = r.valid
+        # an invalid trial the search measured by all the same (sent late, or unevenly):
+        # the point is valid and names the caveat, not the red "invalid" of a trial the
+        # search could not use
+        point.sending_caveat = None if r.valid else sending_caveat
+        point.valid = r.valid or point.sending_caveat is not None
     if bound_trial is not None:
         point.efficiency, point.datapath = efficiency(bound_trial), switch_datapath(bound_trial)
         point.vnf = vnf_figures(bound_trial)

@@ -29,6 +29,7 @@ from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement.latency_report import floor_not_measured, generator_floor, latency_summary
 from vsbench.measurement.goal_report import goal_stats, run_search
 from vsbench.measurement.search import SearchConfig
+from vsbench.measurement.search.measurer import measured_despite
 from vsbench.measurement.search.settings import search_config_from_section
 from vsbench.measurement import ceiling as ceilings
 from vsbench.measurement import warmup as warmups
@@ -119,13 +120,15 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
             latency_rec = next(r for r in job.trials.records if r.trial_index == latency_point.trial_index)
         if throughput is None:
             notes.append(f"{name}: no load passed (not even min_load {cfg.min_load_fps:.0f} fps)")
+        bound = _record_at(job, run.trials, goal_result.lower_bound_trial)
         point = summary.search_point(
             name=name,
             frame_size_bytes=job.frame_size_bytes,
             nominal_line_rate_fps=job.nominal_line_rate_fps,
             lower_bound_fps=throughput,
             upper_bound_fps=goal_result.upper_bound_fps,
-            bound_trial=_record_at(job, run.trials, goal_result.lower_bound_trial),
+            bound_trial=bound,
+            sending_caveat=None if bound is None else measured_despite(bound.result),
             upper_trial=_record_at(job, run.trials, goal_result.upper_bound_trial),
             latency_trial=latency_rec,
             goal_loss_ratio=goal_result.goal.loss_ratio,

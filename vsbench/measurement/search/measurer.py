@@ -82,6 +82,18 @@ def sent_late(result: TrialResult) -> bool:
             and result.tx_duration_s is not None and result.tx_duration_s > result.intended_duration_s)
 
 
+def measured_despite(result: TrialResult) -> str | None:
+    """Why the search may take ``result`` as a measurement although it is invalid: ``late``
+    (:func:`sent_late`: filed at a load at or below the rate it delivered) or
+    ``disturbed`` (every frame in time, unevenly: judged by its loss); None for a valid
+    trial and for one the search never measures by (``ReportedPoint.sending_caveat``)."""
+    if result.valid:
+        return None
+    if invalid_kind(result) == INVALID_DISTURBED:
+        return INVALID_DISTURBED
+    return "late" if sent_late(result) else None
+
+
 @dataclass(frozen=True)
 class LateTrial:
     """A limited trial that sent every frame late (:func:`sent_late`): index into
