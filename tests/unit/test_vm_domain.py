@@ -1,5 +1,6 @@
 """The VM's pure parts: domain XML, MACs, vCPU placement, the guest image's archive."""
 
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -97,6 +98,12 @@ def test_cleanup_of_a_killed_run_ends_only_its_own_qemu(tmp_path):
         other = tmp_path / runner.root_dir_name("abc123", "l3fwd1")
         (other / "run" / "qemu").mkdir(parents=True)
         (other / "run" / "qemu" / "x.pid").write_text(f"{stranger.pid}\n")
+        # until the child has exec'd, its command line is the forking pytest's, which
+        # names no VM dir: a loaded host once ran the cleanup before that (ours survived)
+        deadline = time.monotonic() + 10
+        while str(root).encode() not in Path(f"/proc/{ours.pid}/cmdline").read_bytes():
+            assert time.monotonic() < deadline, "the stand-in QEMU never started"
+            time.sleep(0.01)
         done = runner.cleanup_dead_run("abc123", [tmp_path])
         ours.wait(timeout=10)  # killed (and already reaped by the cleanup: no status left)
         assert not Path(f"/proc/{ours.pid}").exists()
