@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import math
-from typing import Any, Mapping, Sequence
+from collections import OrderedDict
+from typing import Any, Callable, Mapping, Sequence
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -57,6 +59,24 @@ def _plain(text: Any) -> str:
     return str(text).replace("$", r"\$")
 
 
+#: Rendered figures by the data they draw: a long run rewrites its report between plans, and
+#: a finished plan's figures do not change (rendering SVG is most of a report's time).
+_RENDERED: OrderedDict[str, str | None] = OrderedDict()
+RENDER_CACHE_SIZE = 64
+
+
+def _rendered(kind: str, data: Any, draw: Callable[[], str | None]) -> str | None:
+    """``draw()``'s data URI, or the one drawn before from the same ``data``."""
+    key = kind + json.dumps(data, sort_keys=True, default=repr)
+    if key in _RENDERED:
+        _RENDERED.move_to_end(key)
+        return _RENDERED[key]
+    uri = _RENDERED[key] = draw()
+    while len(_RENDERED) > RENDER_CACHE_SIZE:
+        _RENDERED.popitem(last=False)
+    return uri
+
+
 def _data_uri(fig: Figure) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
@@ -92,6 +112,11 @@ def _size_axis(ax: Any, sizes: Sequence[int]) -> None:
 
 
 def throughput_figure(test: Mapping[str, Any]) -> str | None:
+    """Throughput versus frame size of one results.json test (:func:`_throughput_svg`)."""
+    return _rendered("throughput", test, lambda: _throughput_svg(test))
+
+
+def _throughput_svg(test: Mapping[str, Any]) -> str | None:
     """Mpps and % of line rate versus frame size, one line per reported point name."""
     frames = _sizes(test)
     names = point_names(test)
@@ -173,6 +198,11 @@ def _percentile_order(key: str) -> tuple[float, str]:
 
 
 def latency_figure(test: Mapping[str, Any]) -> str | None:
+    """Latency versus frame size of one results.json test (:func:`_latency_svg`)."""
+    return _rendered("latency", test, lambda: _latency_svg(test))
+
+
+def _latency_svg(test: Mapping[str, Any]) -> str | None:
     """Average latency with its min..max range versus frame size, one series per point."""
     frames = _sizes(test)
     names = point_names(test)
@@ -236,6 +266,13 @@ def trace_figure(frames: Sequence[tuple[int, Sequence[TrialRecord], Mapping[str,
     frames = [f for f in frames if f[1]]
     if not frames:
         return None
+    drawn = [(size, [(t.trial_index, t.role, t.result.intended_load_fps, trial_verdict(t, loss_ratios))
+                     for t in trials], dict(reported)) for size, trials, reported in frames]
+    return _rendered("trace", [drawn, list(loss_ratios)], lambda: _trace_svg(frames, loss_ratios))
+
+
+def _trace_svg(frames: Sequence[tuple[int, Sequence[TrialRecord], Mapping[str, float]]],
+               loss_ratios: Sequence[float]) -> str:
     cols = min(3, len(frames))
     rows = math.ceil(len(frames) / cols)
     with matplotlib.rc_context(RC):

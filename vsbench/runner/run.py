@@ -66,6 +66,8 @@ log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 LOG_FILE = "vsbench.log"
+#: report.html is rewritten between plans once the run (or its last report) is this old.
+INTERIM_REPORT_INTERVAL_S = 60.0
 
 #: Errors a plan can end with that are the environment's or the user's, not a vsbench bug:
 #: reported as one line (the traceback goes to the run's log file only).
@@ -245,6 +247,7 @@ class Run:
         self.plugin_versions: list[dict[str, Any]] = []
         self.claim: runstate.RunClaim | None = None
         self.guard = SignalGuard()
+        self._report_clock = time.monotonic()  # the run's start, then its last report
         self.sink: TrialSink | None = None
         #: Generator ceilings measured in this run, reused by every plan with the same
         #: testbed (traffic_job.generator_ceiling).
@@ -257,9 +260,17 @@ class Run:
             writers.write_results_json(self.run_dir / "results.json", self.results)
             writers.write_results_csv(self.run_dir / "results.csv", self.results)
 
+    def _interim_report_due(self) -> bool:
+        """Whether to write report.html between plans: when the run (or the last report)
+        is :data:`INTERIM_REPORT_INTERVAL_S` old. A long run shows what it has so far; a
+        short one is not slowed by re-rendering every plan's plots after each plan (the
+        final report is always written)."""
+        return time.monotonic() - self._report_clock >= INTERIM_REPORT_INTERVAL_S
+
     def write_report(self) -> None:
         """report.html from the files written so far. It is derived from them and can be
         regenerated (``vsbench report``), so a failure here is logged, never the run's."""
+        self._report_clock = time.monotonic()
         try:
             from vsbench.results import report_html  # matplotlib: imported only when a report is due
 
@@ -471,8 +482,8 @@ class Run:
                         # a plugin that stopped answering was interrupted and torn down; the
                         # next plans would drive the same software: the run ends here
                         aborted = f"not run: the run ended after {test.label} missed a deadline"
-                if index < len(self.results.tests) - 1:  # the last plan's report is the final one
-                    self.write_report()
+                if index < len(self.results.tests) - 1 and self._interim_report_due():
+                    self.write_report()  # the last plan's report is the final one
             self.results.status = "complete" if exit_code == EXIT_OK else "failed"
         except RunInterrupted as exc:
             guard.defer()
