@@ -44,6 +44,15 @@ class Scan:
     key_funcs: dict[str, tuple[Path_, int]] = field(default_factory=dict)
     #: Module-level tuples of string constants, by name (``_SIMPLE_KEYS``).
     key_tuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: ``ast.walk`` of each scope, by node id: every scope is walked in three rounds, and a
+    #: module's walk holds its functions' (walking them afresh made this test 40 s long).
+    walks: dict[int, list[ast.AST]] = field(default_factory=dict)
+
+    def walk(self, node: ast.AST) -> list[ast.AST]:
+        found = self.walks.get(id(node))
+        if found is None:
+            found = self.walks[id(node)] = list(ast.walk(node))
+        return found
 
     def add(self, path: Path_, where: str) -> None:
         if path:
@@ -107,7 +116,7 @@ class _Resolver:
 def _loop_keys(scope: ast.AST, scan: Scan) -> dict[str, tuple[str, ...]]:
     """Loop variables that run over tuples of string keys, in ``scope``."""
     out: dict[str, tuple[str, ...]] = {}
-    for node in ast.walk(scope):
+    for node in scan.walk(scope):
         targets = []
         if isinstance(node, (ast.For, ast.comprehension)):
             targets = [(node.target, node.iter)]
@@ -125,7 +134,7 @@ def _scan_scope(scope: ast.AST, scan: Scan, where: str, record: bool) -> None:
         if params and scope.name in scan.first_params:
             env[params[0]] = scan.first_params[scope.name]
     r = _Resolver(scan, env, _loop_keys(scope, scan))
-    body = list(ast.walk(scope))
+    body = scan.walk(scope)
     for _ in range(3):  # chains of assignments, in any order
         for node in body:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -136,7 +145,7 @@ def _scan_scope(scope: ast.AST, scan: Scan, where: str, record: bool) -> None:
     for inner in body:
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
             params = [a.arg for a in inner.args.args]
-            for node in ast.walk(inner):
+            for node in scan.walk(inner):
                 index = None
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
                         and node.args and isinstance(node.args[0], ast.Name):
