@@ -3,6 +3,8 @@
 # on the real embedded testbed, and the kernel-datapath tests inside the QEMU kernel lab.
 #   tools/test.sh             everything (what CI runs)
 #   tools/test.sh --quick     the unit tests alone (no testbed, no kernel lab)
+#   tools/test.sh --long      the long testbed scenarios (marker `long`) the first form leaves
+#                             out to stay short; CI (.ci/run) runs them after it
 #   tools/test.sh ARGS...     pytest ARGS (e.g. tests/unit/test_search_multi.py -k binary)
 #
 # Tests that time no real traffic (unit tests, the generator fakes, and the integration
@@ -22,6 +24,10 @@ workers=(-n "${VSBENCH_TEST_WORKERS:-4}")
 if [ "${1:-}" = "--quick" ]; then
   shift
   exec "${pytest[@]}" "${workers[@]}" "$@" tests/unit
+fi
+if [ "${1:-}" = "--long" ]; then
+  shift
+  exec "${pytest[@]}" -m "long and not integration_parallel" --durations=20 "$@" tests/integration
 fi
 if [ $# -gt 0 ]; then
   exec "${pytest[@]}" "$@"
@@ -62,7 +68,7 @@ wheel_pid=
 start=$SECONDS
 # --durations: the slowest tests and their phases in every CI log, to see what the phase's
 # time is made of (issue 10: the whole command within 15 minutes on 2 cores).
-VSBENCH_TEST_WHEELHOUSE=$wheelhouse "${pytest[@]}" -m "integration and not integration_parallel" --ignore "$fresh_test" --durations=30 tests || status=$?
+VSBENCH_TEST_WHEELHOUSE=$wheelhouse "${pytest[@]}" -m "integration and not integration_parallel and not long" --ignore "$fresh_test" --durations=30 tests || status=$?
 echo "tools/test.sh: testbed integration tests took $((SECONDS - start)) s"
 flock -u 8
 start=$SECONDS

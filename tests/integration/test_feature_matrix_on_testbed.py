@@ -17,6 +17,7 @@ if os.geteuid() != 0:
     pytest.skip("needs root (network namespaces, hugepages)", allow_module_level=True)
 
 
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command): see setup.cfg
 def test_emc_and_smc_matrix_shows_in_the_cache_figures(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"))
     from vsbench.cli.compare_cmd import load_matrices

@@ -49,6 +49,7 @@ def meter_run(results: Path, meter_pps: int, *extra: str, capsys) -> tuple[int, 
     return code, summary
 
 
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command): see setup.cfg
 def test_baseline_gate_fails_a_worse_run_and_passes_an_unchanged_one(tmp_path, capsys):
     results = tmp_path / "results"
     code, base = meter_run(results, METER_PPS, capsys=capsys)

@@ -65,6 +65,7 @@ def test_default_search_finds_ndr_and_pdr_with_bounds(phy2phy_tput_ovs_dpdk):
     assert_reproducible_and_clean(outcome)
 
 
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command): see setup.cfg
 def test_meter_reference_dut_is_measured_within_5_percent_below_its_rate(tmp_path):
     # The switch's default 40 ms bucket: a smaller one drops what a stalled generator or PMD
     # delivers in a bunch (10 ms lost 0.01-0.2 % at 17.5-19 kfps on a busy CI machine).

@@ -93,6 +93,7 @@ def test_pvp_tput_ovs_dpdk_testpmd(tmp_path):
     assert int(HUGEPAGES.read_text()) == pages
 
 
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command): see setup.cfg
 def test_pvvp_pvpv_and_multiport_cont_ovs_dpdk(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "testpmd"))
     params = "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000;latency.trial_duration_s=1"

@@ -70,6 +70,7 @@ def test_burst_on_linux_bridge_reports_every_burst(tmp_path):
     assert_reproducible_and_clean(outcome)
 
 
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command): see setup.cfg
 def test_load_sweep_on_linux_bridge_steps_up_the_ladder(tmp_path):
     outcome, fs = _run(tmp_path, "phy2phy_load_sweep", "linux_bridge",
                                     "sweep_max_percent=0.3;trial_duration=0.5;search.max_load_fps=200000;latency.trial_duration_s=1;"

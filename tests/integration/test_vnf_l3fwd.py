@@ -95,6 +95,7 @@ def test_l3fwd_process_forwards_only_what_its_routes_cover(tmp_path, lookup):
     assert left_behind(run_id, hp_before) == []
 
 
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command): see setup.cfg
 def test_l3fwd_in_a_vm_forwards_and_is_torn_down(tmp_path):
     from vsbench.system.vm.runner import missing_prerequisites
 
@@ -135,6 +136,7 @@ _INTERRUPTED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command): see setup.cfg
 def test_l3fwd_vm_is_torn_down_on_sigint(tmp_path):
     from vsbench.system.vm.runner import missing_prerequisites
 
