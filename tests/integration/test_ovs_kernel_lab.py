@@ -255,14 +255,15 @@ def test_prerequisites_are_met_on_the_lab_kernel():
 
 
 @pytest.mark.parametrize("vswitch", ["ovs_kernel", "ovs_tc"])
-def test_rule_complexity_through_vsbench_loses_nothing_to_the_rule_set(tmp_path, vswitch):
+def test_rule_complexity_through_vsbench_loses_nothing_to_the_rule_set(tmp_path, vswitch, monkeypatch):
     """The whole chain (testcase, runner, p2p, trafgen, the switch) with 64 rules per
     direction: trafgen's flows must each hit their own rule, so every frame sent arrives.
 
-    Under emulation the generator cannot hold its rate, so trials may be invalid, and a
-    host busy with other work may make the emulated kernel drop frames at the higher loads.
-    What is checked is that no frame is lost to a missing or mismatched rule: such a loss
-    would show at every load, so the warm-up and the lowest-load trial must lose nothing.
+    At a fixed 2 kfps, a load the emulated kernel forwards on a busy host: a missing or
+    mismatched rule would lose frames at any load, so the warm-up and the trial must lose
+    nothing. (A throughput search here took 107-150 s under TCG, most of it trials the
+    emulated generator could not send at the asked rate; the search itself is tested on
+    the host's testbed.)
     """
     import json
     from io import StringIO
@@ -273,9 +274,13 @@ def test_rule_complexity_through_vsbench_loses_nothing_to_the_rule_set(tmp_path,
     from vsbench.runner import testcases
     from vsbench.runner.run import run_plans
 
+    from vsbench.runner.run import Run
+
+    # report.html is checked on the host; rendering its plots under TCG took 20-40 s a run
+    monkeypatch.setattr(Run, "write_report", lambda self: None)
     base = cfg.load_layers(cfg.default_conf_dir(), [])
     case = testcases.find("rule_complexity", testcases.default_testcase_dir())
-    params = "dut.rules=[64];trial_duration=1;warmup_s=1;relative_width=0.5;max_load_fps=20000;latency.enabled=false"
+    params = "dut.rules=[64];type=continuous;rate_fps=2000;trial_duration=2;warmup_s=1;latency.enabled=false"
     plans = testcases.build_plans(case, base, cfg.parse_test_params(params),
                                   {"vswitch": vswitch, "trafficgen": "trafgen", "vnf": None})
     out = StringIO()
@@ -285,8 +290,8 @@ def test_rule_complexity_through_vsbench_loses_nothing_to_the_rule_set(tmp_path,
     trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
     assert trials and all(trial["tx_frames"] > 0 for trial in trials)
     [warmup] = [t for t in trials if t["role"] == "warmup"]
-    lowest = min((t for t in trials if t["role"] == "search"), key=lambda t: t["intended_load_fps"])
-    for trial in (warmup, lowest):
+    [fixed] = [t for t in trials if t["role"] == "continuous"]
+    for trial in (warmup, fixed):
         assert trial["rx_frames"] == trial["tx_frames"], trial
     [ctl_log] = list((run_dir / "logs").glob("*/ovs/ovs-ctl.log"))
     assert "--bundle add-flows" in ctl_log.read_text() and "rules-" in ctl_log.read_text()
