@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import yaml
 
-from vsbench.interfaces.traffic import DirectionCounters, LatencyHistogram, ProbeRecords, TrialResult
+from vsbench.interfaces.traffic import (
+    SENDING_CAVEATS, DirectionCounters, LatencyHistogram, ProbeRecords, TrialResult,
+)
 from vsbench.results import schema, summary, writers
 from vsbench.results.model import (
     FrameSizeResult,
@@ -211,3 +213,13 @@ def test_a_point_the_search_measured_by_despite_its_sending_is_valid_and_says_so
     doc = writers.write_results_json(tmp_path / "results.json", results)
     schema.validate(doc, "results.schema.json")
     assert doc["tests"][0]["frame_sizes"][0]["points"][0]["sending_caveat"] == "late"
+    # the schema names exactly the caveats the code gives
+    [enum] = [node["sending_caveat"]["enum"] for node in _walk(schema.load("results.schema.json"))
+              if isinstance(node, dict) and "sending_caveat" in node]
+    assert enum == [None, *SENDING_CAVEATS]
+
+
+def _walk(node):
+    yield node
+    for child in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()):
+        yield from _walk(child)

@@ -290,6 +290,11 @@ INVALID_DISTURBED = "disturbed"
 #: above tx, a missed deadline): they say nothing, neither about loss nor about the rate.
 INVALID_UNTRUSTED = "untrusted"
 INVALID_KINDS: tuple[str, ...] = (INVALID_LIMITED, INVALID_DISTURBED, INVALID_UNTRUSTED)
+#: Why the search measured by an invalid trial (``ReportedPoint.sending_caveat``): a
+#: disturbed one that met the goal (:data:`INVALID_DISTURBED`), or a limited one that sent
+#: every frame late, filed at a load at or below the rate it delivered.
+CAVEAT_LATE = "late"
+SENDING_CAVEATS: tuple[str, ...] = (INVALID_DISTURBED, CAVEAT_LATE)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from vsbench.interfaces.traffic import line_rate_fps
+from vsbench.interfaces.traffic import CAVEAT_LATE, line_rate_fps
 from vsbench.results import summary, writers
 from vsbench.results.model import ReportedPoint, TrialRecord
 from vsbench.results.trial_log import read_trials
@@ -121,7 +121,7 @@ def recompute_point(point: dict, trials: list[TrialRecord], frame_size_bytes: in
     caveat = point.get("sending_caveat")
     # a late trial was filed at a grid load at or below the rate it delivered, not at the
     # load it was asked for (the replayed search checks which: vsbench.measurement.recheck)
-    lower = point.get("lower_bound_fps") if caveat == "late" else None if bound is None else bound.result.intended_load_fps
+    lower = point.get("lower_bound_fps") if caveat == CAVEAT_LATE else None if bound is None else bound.result.intended_load_fps
     return summary.search_point(
         name=point["name"],
         frame_size_bytes=frame_size_bytes,

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
+from vsbench.interfaces.traffic import CAVEAT_LATE, INVALID_DISTURBED
 from vsbench.results import schema
 from vsbench.results.model import TrialRecord
 from vsbench.results.trial_log import iter_trial_docs
@@ -39,8 +40,8 @@ OVERSUBSCRIBED_PREFIX = "CPU oversubscribed"
 PLACEMENT_PREFIX = "CPU placement"
 #: How a point's trial was sent when the search measured by it although it was invalid
 #: (``ReportedPoint.sending_caveat``).
-CAVEAT_WORDS = {"disturbed": "unevenly (a pacing window off; it met the goal)",
-                "late": "late (every frame, over longer than asked; filed at a load it delivered)"}
+CAVEAT_WORDS = {INVALID_DISTURBED: "unevenly (a pacing window off; it met the goal)",
+                CAVEAT_LATE: "late (every frame, over longer than asked; filed at a load it delivered)"}
 
 #: Trial verdicts of the search trace, against every goal's loss ratio.
 PASS, FAIL, MIXED, INVALID, MEASURED = "pass", "fail", "mixed", "invalid", "measured"

@@ -35,7 +35,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_LIMITED, INVALID_UNTRUSTED, TrialResult
+from vsbench.interfaces.traffic import (
+    CAVEAT_LATE, INVALID_DISTURBED, INVALID_LIMITED, INVALID_UNTRUSTED, TrialResult,
+)
 from vsbench.measurement.validity import invalid_kind, sent_whole
 
 from .api import SearchConfig, TrialFn
@@ -91,7 +93,7 @@ def measured_despite(result: TrialResult) -> str | None:
         return None
     if invalid_kind(result) == INVALID_DISTURBED:
         return INVALID_DISTURBED
-    return "late" if sent_late(result) else None
+    return CAVEAT_LATE if sent_late(result) else None
 
 
 @dataclass(frozen=True)
