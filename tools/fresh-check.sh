@@ -85,6 +85,12 @@ if [ "$inner" = 1 ]; then
     say "== $name: $*"
     in_root /bin/bash -c 'cd /root/vsbench && exec "$@"' bash "$@" >"$work/$name.log" 2>&1 || status=$?
     tail -n "${FRESH_TAIL:-25}" "$work/$name.log" | sed "s/^/  $name| /"
+    if [ "$status" != 0 ]; then
+      # pytest's one line per failure (test id and assertion) may be far above the tail;
+      # the whole log outlives the work dir, which is removed unless --keep
+      grep -E '^(FAILED|ERROR) ' "$work/$name.log" | sed "s/^/  $name| /" || true
+      cp "$work/$name.log" "$BASE/last-$name.log" && say "the whole log: $BASE/last-$name.log"
+    fi
     say "== $name: exit $status after $((SECONDS - start)) s"
     return "$status"
   }
