@@ -28,6 +28,9 @@ PACKET_OUTGOING = 4
 
 #: Receive buffer per frame to count: a 64 B frame costs the socket ~1 KiB (its skb).
 RCVBUF_PER_FRAME = 2048
+#: setsockopt option that sets a receive buffer above net.core.rmem_max (CAP_NET_ADMIN);
+#: Linux's value, which Python's socket module does not name.
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 
 def _hold_a_burst(sock: socket.socket, count: int) -> None:
@@ -37,8 +40,8 @@ def _hold_a_burst(sock: socket.socket, count: int) -> None:
     of it before a single recv, counted as the plugin's loss."""
     size = count * RCVBUF_PER_FRAME
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUFFORCE, size)  # root (CAP_NET_ADMIN)
-    except (OSError, AttributeError):
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, size)  # root (CAP_NET_ADMIN)
+    except OSError:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)  # capped at net.core.rmem_max
 
 

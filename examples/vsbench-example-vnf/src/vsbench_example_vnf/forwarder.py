@@ -24,6 +24,12 @@ from pathlib import Path
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 STATS_EVERY_S = 0.2
+#: Receive buffer of each port's socket: a Python forwarder on a busy host can be off the CPU
+#: for tens of milliseconds, and the default buffer (~200 KB, a few hundred small frames)
+#: then overflows although the forwarder would keep up on average.
+RCVBUF_BYTES = 8 * 1024 * 1024
+#: Linux's option to set it above net.core.rmem_max as root; Python's socket does not name it.
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 
 def write_stats(path: Path, counters: dict[str, dict[str, int]]) -> None:
@@ -50,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             print(f"pyfwd: cannot open port {iface}: {exc.strerror or exc}", file=sys.stderr, flush=True)
             return 2
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RCVBUF_BYTES)  # root
+        except PermissionError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF_BYTES)  # up to rmem_max
         sock.setblocking(False)
         socks[iface] = sock
     by_fd = {s.fileno(): iface for iface, s in socks.items()}
