@@ -31,10 +31,11 @@ def load(name: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def _validator(name: str) -> jsonschema.protocols.Validator:
+    """A validator of schema ``name``. The schema itself is not checked against its
+    metaschema here (0.2-0.3 s a schema, in every process that writes or reads a run):
+    vsbench ships its schemas, and tests/unit/test_shipped_schemas.py checks each once."""
     schema = load(name)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
+    return jsonschema.validators.validator_for(schema)(schema)
 
 
 def validate(document: Any, name: str) -> None:
