@@ -11,7 +11,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Callable
 
-from stevedore import ExtensionManager
+from stevedore import ExtensionManager, NamedExtensionManager
 
 from vsbench.interfaces.plugin import API_VERSION, Plugin, api_incompatibility
 
@@ -68,7 +68,9 @@ class PluginInfo:
         return None
 
 
-def _manager(kind: str, load_errors: dict[str, str]) -> ExtensionManager:
+def _manager(kind: str, load_errors: dict[str, str], only: str | None = None) -> ExtensionManager:
+    """The plugins of ``kind``, imported: every one, or only the one named ``only`` (a run
+    imports the plugins it uses, not every generator's client library: ~1 s a process)."""
     def on_failure(_manager, entrypoint, exc) -> None:
         load_errors[entrypoint.name] = f"{type(exc).__name__}: {exc}"
 
@@ -76,6 +78,13 @@ def _manager(kind: str, load_errors: dict[str, str]) -> ExtensionManager:
     # distribution installed (or put on sys.path) after the first lookup would stay
     # invisible. Lookups are rare and cheap, so always ask the installed metadata afresh.
     ExtensionManager.ENTRY_POINT_CACHE.pop(NAMESPACES[kind], None)
+    if only is not None:
+        return NamedExtensionManager(
+            namespace=NAMESPACES[kind],
+            names=[only],
+            invoke_on_load=False,
+            on_load_failure_callback=on_failure,
+        )
     return ExtensionManager(
         namespace=NAMESPACES[kind],
         invoke_on_load=False,
@@ -131,7 +140,7 @@ def load(kind: str, name: str) -> type[Plugin]:
     if len(registered[name]) > 1:
         raise UnknownPluginError(_clash(kind, name, registered[name]))
     errors: dict[str, str] = {}
-    manager = _manager(kind, errors)
+    manager = _manager(kind, errors, only=name)
     if name in errors:
         raise UnknownPluginError(f"{kind} plugin {name!r} failed to load: {errors[name]}")
     cls = manager[name].plugin
