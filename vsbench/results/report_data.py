@@ -27,6 +27,7 @@ from vsbench.interfaces.traffic import CAVEAT_LATE, INVALID_DISTURBED
 from vsbench.results import schema
 from vsbench.results.model import TrialRecord
 from vsbench.results.trial_log import iter_trial_docs
+from vsbench.system import yaml_text
 
 RESULTS_FILE = "results.json"
 CONFIG_FILE = "config.yaml"
@@ -160,7 +161,7 @@ def _load_config(files: RunFiles) -> None:
         files.problems.append(f"{CONFIG_FILE} missing: test parameters are shown from results.json only")
         return
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml_text.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         files.problems.append(f"{CONFIG_FILE}: cannot read: {_first_line(exc)}")
         return

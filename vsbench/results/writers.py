@@ -24,6 +24,7 @@ import yaml
 
 from vsbench.results import schema
 from vsbench.results.model import FrameSizeResult, ReportedPoint, RunResults, TestResult
+from vsbench.system import yaml_text
 
 RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 
@@ -292,7 +293,7 @@ def write_config_yaml(path: Path, document: Mapping[str, Any]) -> None:
 
 def read_config_yaml(path: Path) -> dict[str, Any]:
     with open(path, encoding="utf-8") as f:
-        doc = yaml.safe_load(f)
+        doc = yaml_text.safe_load(f)
     schema.validate(doc, "run_config.schema.json")
     return doc
 

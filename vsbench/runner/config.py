@@ -24,6 +24,8 @@ from typing import Any, Iterable, Mapping
 import jsonschema
 import yaml
 
+from vsbench.system import yaml_text
+
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 UNIT_SUFFIXES = ("_s", "_ns", "_fps", "_bytes", "_pps", "_gbps", "_mb")
 # Sections whose leaves short --test-params names resolve into, in order of preference.
@@ -75,7 +77,7 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml_text.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -145,7 +147,7 @@ def parse_test_params(text: str) -> dict[str, Any]:
         if not sep or not key:
             raise ConfigError(f"--test-params: expected key=value, got {item!r}")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else None
+            value = yaml_text.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
             raise ConfigError(f"--test-params: {key}: cannot parse value {raw.strip()!r}") from None
         params[key] = value
