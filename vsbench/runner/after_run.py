@@ -17,7 +17,6 @@ from typing import Any
 
 from vsbench.results import junit, report_data, run_metrics, thresholds, writers
 from vsbench.results.run_metrics import RunMetrics
-from vsbench.results.store import Store, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +73,9 @@ def finish(run_dir: Path | None, run_exit_code: int, options: AfterRun) -> Outco
         writers.write_atomic(options.junit_path, text)
     stored: dict[str, Any] | None = None
     if options.store_url:
+        # here, not at the top: SQLAlchemy is half a second of every run's start otherwise
+        from vsbench.results.store import Store, StoreError
+
         try:
             with Store(options.store_url) as store:
                 run_id, action = store.import_run(run_dir)
