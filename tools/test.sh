@@ -18,6 +18,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --test
+# Python caches compiled modules: hundreds of test processes (CLI runs, fakes, the kit's
+# senders) would otherwise each compile vsbench again (~0.4 s a process).
+unset PYTHONDONTWRITEBYTECODE
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 workers=(-n "${VSBENCH_TEST_WORKERS:-4}")
 
