@@ -53,10 +53,12 @@ def fake_ixnet(tmp_path, monkeypatch):
     started = []
 
     def start(*args: str) -> FakeIxNetwork:
+        # session start and port assignment finish at once: ixnetwork-restpy polls an
+        # operation still in progress once a second (test_ixnet_plugin.py has the slow server)
         fake = FakeIxNetwork.start(tmp_path / f"fake-ixnet{len(started)}", "--password-env", PW_ENV,
                                    "--capacity-fps", str(CAPACITY_FPS), "--base-latency-ns",
-                                   str(BASE_LATENCY_NS), "--session-start-s", "0.2",
-                                   "--assign-ports-s", "0.2", "--stats-lag-s", "0.05", *args,
+                                   str(BASE_LATENCY_NS), "--session-start-s", "0",
+                                   "--assign-ports-s", "0", "--stats-lag-s", "0.05", *args,
                                    env={PW_ENV: PASSWORD})
         started.append(fake)
         return fake
