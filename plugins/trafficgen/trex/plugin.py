@@ -353,11 +353,14 @@ class Trex(TrafficGenerator):
             self._load_streams(pps=per_dir_pps, latency_pps=latency_pps, burst_pkts=burst_pkts)
             self._events.fetch()  # forget what happened before this trial
             before = self._port_counters()
+            # taken before the request: no frame leaves before TRex has it, so the wall time
+            # to 'finished' is never shorter than the sending (after the reply, it was up to
+            # the reply's delay shorter on a busy host)
+            t_started = time.monotonic()
             self._rpc.batch([("start_traffic", {
                 **self._owned(p), "mul": {"type": "raw", "op": "abs", "value": 1.0},
                 "duration": limit_s, "force": p in forced, "start_at_ts": 0.0,
             }) for p in tx_ports])
-            t_started = time.monotonic()
             t_finished = self._wait_finished(tx_ports, duration_s, t_started)
             time.sleep(self._drain_s())
             after = self._port_counters()
