@@ -42,8 +42,17 @@ python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
 extras=""
 [ "$want_test" = 1 ] && extras="[test]"
-.venv/bin/python -m pip install -q -e ".${extras}"
+# uv installs the same packages as pip, from the same index, in a fraction of the time (a
+# clean checkout's venv: 95 s with pip, ~25 s with uv, with both caches warm), which every
+# CI run and fresh machine pays. pip stays in the venv for whoever uses it; if uv cannot be
+# installed (an index without it), pip does the work.
+if .venv/bin/python -m pip install -q uv; then
+  .venv/bin/python -m uv pip install -q --python .venv/bin/python -e ".${extras}"
+else
+  echo "tools/setup.sh: uv is not installable here; installing with pip (slower)" >&2
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".${extras}"
+fi
 echo "tools/setup.sh: ready ($(.venv/bin/vsbench --version))"
