@@ -90,7 +90,7 @@ def test_asking_more_than_trafgen_can_send_is_flagged_generator_limited(tmp_path
     outcome, results = _run(
         tmp_path, "phy2phy_tput",
         "frame_sizes=[64];warmup_s=0;search.max_load_fps=30000000;search.time_budget_s=40;"
-        "relative_width=0.05;latency.enabled=false;traffic.generator_ceiling=false")  # no ceiling to stop at
+        "relative_width=0.2;search.trial_duration_s=0.5;latency.enabled=false;traffic.generator_ceiling=false")  # no ceiling to stop at
     assert outcome.code == 0, outcome.console
     [fs] = results["tests"][0]["frame_sizes"]
     assert fs["generator_limited"] is True and fs["search_max_load_fps"] == 30e6

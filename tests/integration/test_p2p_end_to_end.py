@@ -1,7 +1,8 @@
 """phy2phy on the real embedded testbed: trafgen -> veth -> switch -> veth -> trafgen.
 
 The whole chain as a user runs it (config layers, testcase, runner, deployment, plugins
-through entry points), with 64 B frames and 2 s trials. Every figure must be recomputable
+through entry points), with 64 B frames and 1 s trials (a coarse 10 % search: its precision
+is test_measurement_engine.py's). Every figure must be recomputable
 from the run's trials.jsonl and config.yaml, and the run must leave nothing behind.
 """
 
@@ -28,8 +29,8 @@ def test_phy2phy_tput_64b(tmp_path, vswitch, request):
         outcome = request.getfixturevalue("phy2phy_tput_ovs_dpdk")
     else:
         outcome = run(tmp_path, build_plans(
-            "phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=2;warmup_s=1;relative_width=0.05;"
-                                     "search.max_trials_per_load=3;latency.trial_duration_s=1"))
+            "phy2phy_tput", vswitch, "frame_sizes=[64];trial_duration=1;warmup_s=1;relative_width=0.1;"
+                                     "search.max_trials_per_load=3;latency.trial_duration_s=1;latency.load_fractions=[0.0, 0.5]"))
     assert outcome.code == 0, outcome.console
 
     results = outcome.results()
@@ -55,7 +56,7 @@ def test_phy2phy_tput_64b(tmp_path, vswitch, request):
 def test_phy2phy_cont_linux_bridge(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"))
     outcome = run(tmp_path, build_plans(
-        "phy2phy_cont", "linux_bridge", "frame_sizes=[64];trial_duration=2;warmup_s=0;rate_fps=20000;latency.trial_duration_s=1"))
+        "phy2phy_cont", "linux_bridge", "frame_sizes=[64];trial_duration=1;warmup_s=0;rate_fps=20000;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
     [fs] = outcome.results()["tests"][0]["frame_sizes"]
     [point] = fs["points"]

@@ -123,7 +123,7 @@ def test_pvp_cont_testpmd_as_vhost_user_server_in_macswap_mode(tmp_path):
     (dpdkvhostuserclient); macswap rewrites both MACs and OvS's port flows still deliver."""
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "testpmd"))
     outcome = run(tmp_path, build_plans(
-        "pvp_cont", "ovs_dpdk", "frame_sizes=[64];trial_duration=2;warmup_s=1;rate_fps=20000;latency.trial_duration_s=1;"
+        "pvp_cont", "ovs_dpdk", "frame_sizes=[64];trial_duration=1;warmup_s=1;rate_fps=20000;latency.trial_duration_s=1;"
                                 "vnf.testpmd.vhost_server=true;vnf.testpmd.forward_mode=macswap"))
     assert outcome.code == 0, outcome.console
     test = _check_vnf_run(outcome, "pvp", 1, 2)
@@ -137,7 +137,7 @@ def test_pvp_cont_testpmd_as_vhost_user_server_in_macswap_mode(tmp_path):
 def test_pvp_cont_linux_bridge_on_veth(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "testpmd"))
     outcome = run(tmp_path, build_plans("pvp_cont", "linux_bridge",
-                                        "frame_sizes=[64];trial_duration=2;warmup_s=1;rate_fps=20000;latency.trial_duration_s=1"))
+                                        "frame_sizes=[64];trial_duration=1;warmup_s=1;rate_fps=20000;latency.trial_duration_s=1"))
     assert outcome.code == 0, outcome.console
     test = _check_vnf_run(outcome, "pvp", 1, 2, pmd=False)
     assert test["topology"]["vnf_port_kind"] == "veth"
