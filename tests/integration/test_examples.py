@@ -27,8 +27,9 @@ from wheels import wheel_of
 pytestmark = pytest.mark.integration
 #: What times no real traffic (the plugin list, the kits of the switch and the VNF, which
 #: forward in the kernel and count frames, each package's own tests) runs beside the unit
-#: tests (tools/test.sh); the example generator paces real frames and stays one at a time.
-parallel = pytest.mark.integration_parallel
+#: tests (tools/test.sh), all on one worker (``--dist loadgroup``) so one venv serves them;
+#: the example generator paces real frames and stays one at a time.
+parallel = [pytest.mark.integration_parallel, pytest.mark.xdist_group("examples")]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {  # kind: (package directory and distribution, plugin name)
@@ -72,7 +73,8 @@ def run(venv: dict, *args: str, timeout: float = 600) -> subprocess.CompletedPro
                           timeout=timeout, env=env)
 
 
-@parallel
+@pytest.mark.integration_parallel
+@pytest.mark.xdist_group("examples")
 def test_list_plugins_shows_the_examples_as_third_party(venv):
     done = run(venv, "vsbench", "--list-plugins")
     assert done.returncode == 0, done.stderr

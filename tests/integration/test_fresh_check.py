@@ -4,9 +4,10 @@ quick start on OvS-DPDK ends with its table and exit 0, and nothing is left behi
 
 A few minutes (279 s once here on a loaded machine; its setup step alone took 64 s another
 time; the rootfs tarball is cached under /var/tmp/vsbench-fresh for a day).
-tools/test.sh runs it beside its other phases: the check installs while the unit tests
-run, then waits (VSBENCH_FRESH_TESTBED_LOCK) for the integration tests to end before its
-doctor and quick start -- hence a timeout that covers that wait.
+``tools/test.sh --long`` runs it (CI does, after the test command), after the long testbed
+scenarios so its package installs disturb no measurement. A caller that runs it beside
+other tests can make its doctor and quick start wait for a lock (VSBENCH_FRESH_TESTBED_LOCK,
+a file that caller holds with flock) -- hence a timeout that covers such a wait.
 Skipped inside a fresh check itself, without root, mmdebstrap or the Debian mirror, or
 when VSBENCH_SKIP_FRESH_CHECK is set. The full check (the README's two commands, whole
 test suite included) is ``tools/fresh-check.sh``; it takes as long as the suite.
