@@ -44,16 +44,17 @@ if [ ! -x .venv/bin/python ]; then
 fi
 extras=""
 [ "$want_test" = 1 ] && extras="[test]"
-# uv installs the same packages as pip, from the same index, in a fraction of the time (a
+# uv installs the same packages as pip, from PyPI, in a fraction of the time (a
 # clean checkout's venv: 95 s with pip, 39 s with uv, both caches warm), which every CI run
 # and fresh machine pays. Unlike pip it does not compile all 11,000 modules it installs
 # (26 s more with --compile-bytecode): Python compiles and caches the few hundred a run
 # imports, the first time. pip stays in the venv for whoever uses it; if uv cannot be
-# installed (an index without it), pip does the work.
-if .venv/bin/python -m pip install -q uv; then
-  .venv/bin/python -m uv pip install -q --python .venv/bin/python -e ".${extras}"
+# installed or cannot install (it does not read pip's configuration: an index or a CA set
+# only there), pip does the work.
+if .venv/bin/python -m pip install -q uv && .venv/bin/python -m uv pip install -q --python .venv/bin/python -e ".${extras}"; then
+  :
 else
-  echo "tools/setup.sh: uv is not installable here; installing with pip (slower)" >&2
+  echo "tools/setup.sh: installing with uv failed (above); installing with pip (slower)" >&2
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".${extras}"
 fi
