@@ -42,6 +42,14 @@ def test_the_kit_catches(tmp_path, mutant, check):
     assert "1 failed" in done.stdout, done.stdout[-3000:]
 
 
+def test_a_late_stop_the_plugin_reports_is_not_a_units_error(tmp_path):
+    """A generator stopped late sends more frames in a longer tx_duration_s at the asked
+    rate: the aggregate-load check accepts it (PerDirectionLoad above still fails it)."""
+    done = run_kit(tmp_path, "LateStop", "test_load_is_aggregate_frames_per_second")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 passed" in done.stdout, done.stdout[-3000:]
+
+
 def test_a_missing_fixture_is_a_clear_failure(tmp_path):
     argv = [sys.executable, "-m", "pytest", "--pyargs", "vsbench.conformance", "-q",
             "-p", "no:cacheprovider", "-k", "capabilities", "--basetemp", str(tmp_path / "inner")]
