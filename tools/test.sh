@@ -53,7 +53,7 @@ status=0
 pids=()
 logs=()
 # Each background job gets its own process group, so an interrupt here reaches all of it.
-trap 'for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null; done; rm -rf "${logs[@]}"' EXIT
+trap 'for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; rm -rf "${logs[@]}"' EXIT
 background() {  # background LOG COMMAND...: start COMMAND in its own process group
   local log=$1
   shift
