@@ -68,6 +68,8 @@ def test_unidirectional_trial_counts_exactly(loopback):
         assert r.tx_duration_s <= 1.0 * (1 + float(gen.cfg["rate_tolerance"]))
     assert r.effective_duration_s >= r.tx_duration_s
     assert r.probes is None
+    # every frame arrived, so the trial did not wait out its drain (0.5 s by default)
+    assert r.generator_stats["drain_s"] < 0.25, r.generator_stats["drain_s"]
     if gen.cfg["engine"] in ("pacer", "xdp"):
         p = r.pacing
         assert p is not None and p.window_s == 0.01 and p.nominal_frames_per_window == 200

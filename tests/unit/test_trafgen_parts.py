@@ -14,6 +14,7 @@ from scapy.layers.l2 import Ether
 
 from vsbench.interfaces.traffic import FlowFields
 from vsbench.system import testbed
+from vsbench.system.netlink import LinkCounters
 from vsbench_plugins.trafficgen import trafgen_probe
 from vsbench_plugins.trafficgen.trafgen import frames, process, shaper
 from vsbench_plugins.trafficgen.trafgen.plugin import Trafgen, split_cpus
@@ -212,3 +213,50 @@ def test_capabilities_come_from_settings():
     assert caps.ports == 4 and caps.latency and caps.per_packet_latency and caps.needs_testbed
     assert caps.max_rate_fps == 123456 and caps.max_flows == DEFAULTS["max_flows"]
     assert gen.generator_cpus() == {1}
+
+
+class _Port:
+    def __init__(self, iface: str) -> None:
+        self.iface = iface
+
+
+class _Dir:
+    def __init__(self, tx: str, rx: str) -> None:
+        self.tx, self.rx = _Port(tx), _Port(rx)
+
+
+def _draining(arrivals: list[dict[str, tuple[int, int, int]]]) -> Trafgen:
+    """A trafgen whose ports' counters read ``arrivals`` in turn (the last one for ever):
+    per interface (tx_packets, tx_dropped, rx_packets) since the trial began."""
+    gen = Trafgen.__new__(Trafgen)
+    gen._probe = None
+    gen._directions = [_Dir("a", "b"), _Dir("b", "a")]
+    reads = iter(arrivals)
+    last: list = []
+
+    def read():
+        last[:] = [next(reads, last[0] if last else arrivals[-1])]
+        return {i: LinkCounters(tx_packets=t, tx_dropped=d, rx_packets=r) for i, (t, d, r) in last[0].items()}
+
+    gen._read_counters = read
+    return gen
+
+
+def test_the_drain_ends_once_every_frame_sent_has_arrived():
+    gen = _draining([{"a": (100, 0, 90), "b": (100, 0, 100)},  # 10 of a->b still on their way
+                     {"a": (100, 0, 100), "b": (100, 0, 100)}])
+    assert gen._drain({"a": LinkCounters(), "b": LinkCounters()}, 2.0) < 0.5
+
+
+def test_a_frame_short_or_one_too_many_waits_the_whole_drain():
+    for counts in ({"a": (100, 1, 101), "b": (100, 0, 100)},  # one dropped by b's veth: never arrives
+                   {"a": (100, 0, 100), "b": (100, 0, 99)},   # one lost
+                   {"a": (100, 0, 100), "b": (100, 0, 101)}):  # one the DUT made itself
+        gen = _draining([counts])
+        assert gen._drain({"a": LinkCounters(), "b": LinkCounters()}, 0.2) >= 0.2, counts
+
+
+def test_with_probes_the_drain_is_waited_out():
+    gen = _draining([{"a": (100, 0, 100), "b": (100, 0, 100)}])
+    gen._probe = object()  # the probe helper listens for the whole drain
+    assert gen._drain({"a": LinkCounters(), "b": LinkCounters()}, 0.2) >= 0.2

@@ -11,8 +11,9 @@ One trial, per direction (port 0 -> 1, and 1 -> 0 when bidirectional):
 3. with latency, the probe helper is started inside the generator namespace;
 4. trafgen sends exactly ``rate x duration`` frames per direction through the shaper
    (:mod:`.process`) on its CPUs; once every trafgen is running, the probes start;
-5. when trafgen has exited and the shaper queue is empty, the drain time passes, the probe
-   helper finishes, and the counters are read again.
+5. when trafgen has exited and the shaper queue is empty, the drain time passes (or ends
+   as soon as every frame sent has arrived: :meth:`Trafgen._drain`), the probe helper
+   finishes, and the counters are read again.
 
 Frames sent = the sending port's ``tx_packets`` + ``tx_dropped`` delta (a veth counts a frame
 its peer could not take as a TX drop; it left the generator all the same), minus the
@@ -74,6 +75,10 @@ from vsbench_plugins.trafficgen.trafgen_probe import RX_PAYLOAD_OFFSET
 log = logging.getLogger(__name__)
 
 DEFAULT_DRAIN_S = 0.5
+#: The drain first looks whether every frame has arrived after this long, then at twice
+#: the interval each time, up to the longest (a lossy trial waits its whole drain anyway).
+DRAIN_FIRST_LOOK_S = 0.002
+DRAIN_LONGEST_LOOK_S = 0.05
 DEFAULT_PROBE_RATE_FPS = 1000.0
 #: Ports trafgen sends between: one pair (p2p, pvp), or two pairs in parallel lanes (pvpv).
 MAX_PORTS = 4
@@ -705,7 +710,7 @@ class Trafgen(TrafficGenerator):
                     "send_time_s": send_time,
                     "queued_at_exit": sender.queued_at_exit,
                 })
-            time.sleep(drain_s)
+            stats["drain_s"] = self._drain(before, drain_s)
             if self._probe is not None:
                 probe_outcome = self._probe.finish()
         finally:
@@ -865,7 +870,7 @@ class Trafgen(TrafficGenerator):
                                   f"({summary.sent} of {summary.asked} frames)")
                 elif code != 0:
                     raise PluginError(f"trafgen: {who} failed (exit {code}; see {sender.log_path})")
-            time.sleep(drain_s)
+            stats["drain_s"] = self._drain(before, drain_s)
             if self._probe is not None:
                 probe_outcome = self._probe.finish()
         finally:
@@ -887,6 +892,37 @@ class Trafgen(TrafficGenerator):
         return self._trial_result(
             who, cut_reason, paced, load_fps, duration_s, profile,
             result_dirs, tx_duration, t0, probe_outcome, stats, rx_wrong, pacing=pacing)
+
+    def _drain(self, before: dict[str, LinkCounters], drain_s: float) -> float:
+        """Wait for the frames still on their way after the last was sent: ``drain_s`` at
+        most, less once each direction's receiving port has counted exactly the frames its
+        sending port sent -- nothing is in flight then, so a trial that lost nothing (most
+        of a search's trials, and every continuous one on a healthy DUT) does not sleep the
+        drain out. A trial short of a frame (lost, or still in a queue), with frames the
+        DUT made itself (more received than sent), or with latency probes (their helper
+        listens for the whole drain) waits all of it. Returns the seconds waited."""
+        start = time.monotonic()
+        end = start + drain_s
+        pause_s = DRAIN_FIRST_LOOK_S
+        while self._probe is None and time.monotonic() < end:
+            if self._all_arrived(before):
+                break
+            time.sleep(min(pause_s, max(0.0, end - time.monotonic())))
+            pause_s = min(2 * pause_s, DRAIN_LONGEST_LOOK_S)
+        else:
+            time.sleep(max(0.0, end - time.monotonic()))
+        return round(time.monotonic() - start, 4)
+
+    def _all_arrived(self, before: dict[str, LinkCounters]) -> bool:
+        """True when every direction's receiving port counted as many frames as its
+        sending port sent (or its peer dropped) since ``before``."""
+        now = self._read_counters()
+        for d in self._directions:
+            sent = now[d.tx.iface] - before[d.tx.iface]
+            received = now[d.rx.iface] - before[d.rx.iface]
+            if received.rx_packets != sent.tx_packets + sent.tx_dropped:
+                return False
+        return True
 
     def _direction_counters(self, before, after, foreign, probe_outcome, stats) -> list[DirectionCounters]:
         """Frames sent and received per direction from the ports' counters (see the module doc)."""

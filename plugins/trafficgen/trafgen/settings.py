@@ -114,7 +114,8 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "probe_rate_fps": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000,
                            "description": "latency probes per second; null: latency.probe_rate_fps"},
         "drain_s": {"type": ["number", "null"], "minimum": 0,
-                    "description": "wait after TX ends before reading counters; null: traffic.drain_s"},
+                    "description": "longest wait after TX ends before reading counters (it ends once "
+                                   "every frame sent has arrived); null: traffic.drain_s"},
         "startup_allowance_s": {**_POSITIVE,
                                 "description": "time trafgen may take to start before a trial is cut"},
         "rate_tolerance": {"type": "number", "minimum": 0, "maximum": 0.5,
