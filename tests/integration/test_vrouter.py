@@ -146,10 +146,13 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     router's softirq time once read 0 ticks, and its efficiency with it):
     256 host pairs over 256 routes and 4 ECMP next hops per direction arrive, none lost."""
     require(("trafficgen", "trafgen"), ("vnf", "vrouter"))
-    outcome = run(tmp_path, build_plans(
+    plans = build_plans(
         "vrouter_nexthop_scaling", "linux_bridge",
         "frame_sizes=[64];dut.nexthops=[4];dut.routes=256;traffic.flows=256;type=continuous;"
-        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.trial_duration_s=1"))
+        "rate_fps=20000;trial_duration=2;warmup_s=0;latency.trial_duration_s=1")
+    outcome = run(tmp_path / "first", plans)
+    if host_stalled_the_router(outcome):
+        outcome = run(tmp_path / "again", plans)
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     [fs] = test["frame_sizes"]
@@ -166,6 +169,25 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert vnf["rx_frames"] == vnf["tx_frames"] >= 20000 * 2 * 0.99  # aggregate of both directions, 2 s
     assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
     assert_nothing_left(outcome.run_id)
+
+
+def host_stalled_the_router(outcome) -> bool:
+    """True when the run lost frames and the router's own port counters say its receive
+    backlog overflowed (``rx_missed``): the CPU it routes on did not run its softirq for
+    the backlog's length (1000 frames, 25 ms at this load) -- a busy shared host (a CI run:
+    1,033 of 40,000 lost, 1,003 of them missed by the router, a perfectly paced trial). That
+    loss is real but the host's, not a routing fault; such a run is repeated once, and the
+    repetition must lose nothing. A routing fault loses frames the router never counts as
+    missed, and fails at once."""
+    if outcome.code != 0:
+        return False
+    [test] = outcome.results()["tests"]
+    [point] = test["frame_sizes"][0]["points"]
+    missed = sum(v["rx_missed"] for v in point.get("vnf", {}).get("vnfs", []))
+    if point["loss_ratio"] > 0 and missed > 0:
+        print(f"router missed {missed} frames on receive (loss {point['loss_ratio']:.2%}): repeated once")
+        return True
+    return False
 
 
 def measured_every_frame(outcome, point: dict) -> bool:
