@@ -48,8 +48,18 @@ if os.geteuid() != 0:
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory, wheelhouse) -> dict:
     """A fresh venv with vsbench and the three examples installed as wheels (built once a
-    session: wheels.py)."""
-    tmp = tmp_path_factory.mktemp("examples")
+    session: wheels.py). Under tools/test.sh it is made once for both of its phases, in the
+    wheelhouse the script made (and removes): the tests here that run beside the unit tests
+    make it, the serial ones after them use it (making it took them 10-15 s again)."""
+    given = os.environ.get("VSBENCH_TEST_WHEELHOUSE")
+    shared = bool(given) and Path(given) == wheelhouse
+    tmp = wheelhouse / "examples" if shared else tmp_path_factory.mktemp("examples")
+    made = {"bin": tmp / "venv" / "bin", "tmp": tmp,
+            "sources": {kind: tmp / package for kind, (package, _) in EXAMPLES.items()}}
+    if shared and (tmp / "ready").exists():
+        return made
+    if shared and tmp.exists():  # an earlier attempt that failed half-way
+        shutil.rmtree(tmp)
     sources = {}
     for kind, (package, _) in EXAMPLES.items():
         # each package's own tests run from a copy: nothing (__pycache__) is written into the checkout
@@ -64,6 +74,8 @@ def venv(tmp_path_factory, wheelhouse) -> dict:
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
                     *map(str, wheels)], check=True, capture_output=True, timeout=300)
     (purelib / "zz_vsbench_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    if shared:
+        (tmp / "ready").write_text("")
     return {"bin": venv / "bin", "sources": sources, "tmp": tmp}
 
 
