@@ -4,7 +4,8 @@
 #   tools/test.sh             all of them (the README's test command)
 #   tools/test.sh --quick     the unit tests alone (no testbed, no kernel lab)
 #   tools/test.sh --long      the long scenarios the first form leaves out to stay short: the
-#                             testbed scenarios marked `long`, then the fresh-machine check
+#                             testbed scenarios marked `long`, the kernel lab's (its whole-
+#                             runner runs), then the fresh-machine check
 #                             (test_fresh_check.py); CI (.ci/run) runs them after it
 #   tools/test.sh ARGS...     pytest ARGS (e.g. tests/unit/test_search_multi.py -k binary)
 #
@@ -36,6 +37,13 @@ if [ "${1:-}" = "--long" ]; then
   start=$SECONDS
   "${pytest[@]}" -m "long and not integration_parallel" --ignore "$fresh_test" --durations=20 "$@" tests/integration || status=$?
   echo "tools/test.sh --long: the long testbed scenarios took $((SECONDS - start)) s"
+  # The kernel lab's long scenarios: a whole rule_complexity run per kernel switch (the
+  # testcase, the runner, trafgen, ovs_kernel or ovs_tc), 35-50 s each on emulated CPUs.
+  if [ -x tools/kernel-lab/run-tests ]; then
+    start=$SECONDS
+    tools/kernel-lab/run-tests -m long || status=$?
+    echo "tools/test.sh --long: the kernel lab's long scenarios took $((SECONDS - start)) s"
+  fi
   # The fresh-machine check (minutes of mmdebstrap, apt and pip in a clean rootfs, then the
   # quick start there) checks the installation, not the code: a long scenario, run after
   # the others so its package installs disturb no measurement. tools/fresh-check.sh runs
@@ -84,7 +92,7 @@ echo "tools/test.sh: testbed integration tests took $((SECONDS - start)) s"
 # of that phase's two cores, and fakes timed by their controllers (PROX) failed under it.
 if [ -x tools/kernel-lab/run-tests ]; then
   start=$SECONDS
-  tools/kernel-lab/run-tests || status=$?
+  tools/kernel-lab/run-tests -m "not long" || status=$?
   echo "tools/test.sh: kernel lab took $((SECONDS - start)) s"
 fi
 exit "$status"

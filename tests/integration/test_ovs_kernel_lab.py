@@ -254,6 +254,7 @@ def test_prerequisites_are_met_on_the_lab_kernel():
     assert OvsTc.check_prerequisites({}) == []
 
 
+@pytest.mark.long  # 35-50 s each under TCG: tools/test.sh --long runs them in the lab (CI does)
 @pytest.mark.parametrize("vswitch", ["ovs_kernel", "ovs_tc"])
 def test_rule_complexity_through_vsbench_loses_nothing_to_the_rule_set(tmp_path, vswitch, monkeypatch):
     """The whole chain (testcase, runner, p2p, trafgen, the switch) with 64 rules per
