@@ -23,8 +23,7 @@ tools/setup.sh --test
 # senders) would otherwise each compile vsbench again (~0.4 s a process).
 unset PYTHONDONTWRITEBYTECODE
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
-# loadgroup: tests marked xdist_group("name") share one worker (and its module fixtures)
-workers=(-n "${VSBENCH_TEST_WORKERS:-4}" --dist loadgroup)
+workers=(-n "${VSBENCH_TEST_WORKERS:-4}")
 
 if [ "${1:-}" = "--quick" ]; then
   shift

@@ -11,6 +11,7 @@ search must find), and with the generator against its own fake.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -27,9 +28,9 @@ from wheels import wheel_of
 pytestmark = pytest.mark.integration
 #: What times no real traffic (the plugin list, the kits of the switch and the VNF, which
 #: forward in the kernel and count frames, each package's own tests) runs beside the unit
-#: tests (tools/test.sh), all on one worker (``--dist loadgroup``) so one venv serves them;
-#: the example generator paces real frames and stays one at a time.
-parallel = [pytest.mark.integration_parallel, pytest.mark.xdist_group("examples")]
+#: tests (tools/test.sh), on whichever workers; one venv serves them all (:func:`venv`). The
+#: example generator paces real frames and stays one at a time.
+parallel = [pytest.mark.integration_parallel]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {  # kind: (package directory and distribution, plugin name)
@@ -52,14 +53,26 @@ def venv(tmp_path_factory, wheelhouse) -> dict:
     wheelhouse the script made (and removes): the tests here that run beside the unit tests
     make it, the serial ones after them use it (making it took them 10-15 s again)."""
     given = os.environ.get("VSBENCH_TEST_WHEELHOUSE")
-    shared = bool(given) and Path(given) == wheelhouse
-    tmp = wheelhouse / "examples" if shared else tmp_path_factory.mktemp("examples")
-    made = {"bin": tmp / "venv" / "bin", "tmp": tmp,
-            "sources": {kind: tmp / package for kind, (package, _) in EXAMPLES.items()}}
-    if shared and (tmp / "ready").exists():
+    if not (given and Path(given) == wheelhouse):
+        return make_venv(tmp_path_factory.mktemp("examples"), wheelhouse)
+    tmp = wheelhouse / "examples"
+    # the xdist workers that get these tests wait here for the first to make it (pytest 9
+    # ignores xdist's groups: its loadgroup scheduling spread them over workers, which each
+    # made a venv of their own)
+    with open(wheelhouse / "examples.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (tmp / "ready").exists():
+            return {"bin": tmp / "venv" / "bin", "tmp": tmp,
+                    "sources": {kind: tmp / package for kind, (package, _) in EXAMPLES.items()}}
+        if tmp.exists():  # an earlier attempt that failed half-way
+            shutil.rmtree(tmp)
+        made = make_venv(tmp, wheelhouse)
+        (tmp / "ready").write_text("")
         return made
-    if shared and tmp.exists():  # an earlier attempt that failed half-way
-        shutil.rmtree(tmp)
+
+
+def make_venv(tmp: Path, wheelhouse: Path) -> dict:
+    """The venv of :func:`venv` in ``tmp``, and the copies of the examples' sources."""
     sources = {}
     for kind, (package, _) in EXAMPLES.items():
         # each package's own tests run from a copy: nothing (__pycache__) is written into the checkout
@@ -74,8 +87,6 @@ def venv(tmp_path_factory, wheelhouse) -> dict:
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
                     *map(str, wheels)], check=True, capture_output=True, timeout=300)
     (purelib / "zz_vsbench_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    if shared:
-        (tmp / "ready").write_text("")
     return {"bin": venv / "bin", "sources": sources, "tmp": tmp}
 
 
@@ -86,7 +97,6 @@ def run(venv: dict, *args: str, timeout: float = 600) -> subprocess.CompletedPro
 
 
 @pytest.mark.integration_parallel
-@pytest.mark.xdist_group("examples")
 def test_list_plugins_shows_the_examples_as_third_party(venv):
     done = run(venv, "vsbench", "--list-plugins")
     assert done.returncode == 0, done.stderr
