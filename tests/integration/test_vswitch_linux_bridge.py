@@ -57,12 +57,12 @@ def test_learns_and_forwards_both_directions(rig):
     a, b = tb.links
     # warm-up: one frame from each side teaches the FDB both MACs
     for src, dst in ((a, b), (b, a)):
-        counter = FrameCounter(tb.tg_netns, dst.tg_iface, duration_s=2.0)
+        counter = FrameCounter(tb.tg_netns, dst.tg_iface, duration_s=2.0, expected=1)
         send_frames(tb.tg_netns, src.tg_iface, 1, src.tg_mac, dst.tg_mac)
         assert counter.result() == 1
     assert switch.stats()["bridges"]["br0"]["fdb_learned"] >= 2
     for src, dst in ((a, b), (b, a)):
-        counter = FrameCounter(tb.tg_netns, dst.tg_iface, duration_s=3.0)
+        counter = FrameCounter(tb.tg_netns, dst.tg_iface, duration_s=3.0, expected=300)
         send_frames(tb.tg_netns, src.tg_iface, 300, src.tg_mac, dst.tg_mac, gap_s=0.001)
         assert counter.result() == 300
     port_stats = switch.stats()["bridges"]["br0"]["ports"]

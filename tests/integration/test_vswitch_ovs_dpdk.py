@@ -105,7 +105,7 @@ def test_forwards_both_directions(rig_factory):
     tb = rig.testbed
     a, b = tb.links
     for src, dst in ((a, b), (b, a)):
-        counter = FrameCounter(tb.tg_netns, dst.tg_iface, duration_s=3.0)
+        counter = FrameCounter(tb.tg_netns, dst.tg_iface, duration_s=3.0, expected=300)
         send_frames(tb.tg_netns, src.tg_iface, 300, src.tg_mac, dst.tg_mac, gap_s=0.001)
         assert counter.result() == 300
     stats = rig.switch.stats()
@@ -152,7 +152,7 @@ def test_rules_install_in_one_bundle_and_forward(rig_factory, tmp_path):
     rules.write_text("# generated\n" + "\n".join(lines) + "\n")
     assert rig.switch.install_rules("br0", rules) == 2000
     assert rig.switch.flow_count("br0") == 2002
-    counter = FrameCounter(tb.tg_netns, b.tg_iface, duration_s=2.0)
+    counter = FrameCounter(tb.tg_netns, b.tg_iface, duration_s=2.0, expected=50)
     send_frames(tb.tg_netns, a.tg_iface, 50, a.tg_mac, b.tg_mac, gap_s=0.001)
     assert counter.result() == 50
     bad = tmp_path / "bad.flows"

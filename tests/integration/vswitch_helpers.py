@@ -79,6 +79,7 @@ def link_stats(netns: str, iface: str) -> dict:
 _RECEIVER = textwrap.dedent("""
     import socket, sys, time
     iface, ethertype, duration = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    expected, quiet = int(sys.argv[4]), float(sys.argv[5])
     # ETH_P_ALL: taps see frames before tc ingress (the testbed drops there); a socket
     # bound to one EtherType would be served after it and see nothing.
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
@@ -94,6 +95,8 @@ _RECEIVER = textwrap.dedent("""
             continue
         if len(frame) >= 20 and frame[12:14] == ethertype.to_bytes(2, "big") and frame[14:20] == b"vsbtst":
             count += 1
+            if expected and count >= expected:  # all here: a duplicate would follow within ms
+                end = min(end, time.monotonic() + quiet)
     print(count, flush=True)
 """)
 
@@ -111,12 +114,15 @@ _SENDER = textwrap.dedent("""
 
 
 class FrameCounter:
-    """Counts our test frames arriving on ``iface`` in ``netns`` for ``duration_s``."""
+    """Counts our test frames arriving on ``iface`` in ``netns`` for ``duration_s``, or, with
+    ``expected``, until that many have arrived and ``quiet_s`` more passed (to see one too
+    many: a duplicate or a flooded copy arrives within milliseconds of its original)."""
 
-    def __init__(self, netns: str, iface: str, duration_s: float) -> None:
+    def __init__(self, netns: str, iface: str, duration_s: float, expected: int | None = None,
+                 quiet_s: float = 0.3) -> None:
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", netns, sys.executable, "-c", _RECEIVER, iface,
-             str(TEST_ETHERTYPE), str(duration_s)],
+             str(TEST_ETHERTYPE), str(duration_s), str(expected or 0), str(quiet_s)],
             stdout=subprocess.PIPE, text=True,
         )
         assert self.proc.stdout is not None
