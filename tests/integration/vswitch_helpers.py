@@ -205,8 +205,10 @@ def trafgen_blast(testbed: Testbed, cfg: Path, count: int, tx: int = 0, rx: int 
         timeout_s=120,
     )
     elapsed = time.monotonic() - t0
-    time.sleep(0.3)  # let the switch drain its queues
-    after = link_stats(testbed.tg_netns, rx_if)["rx"]["packets"]
+    # let the switch drain its queues: 0.3 s, or until every frame has arrived
+    end = time.monotonic() + 0.3
+    while (after := link_stats(testbed.tg_netns, rx_if)["rx"]["packets"]) - before < count and time.monotonic() < end:
+        time.sleep(0.01)
     return BlastResult(count, after - before, elapsed)
 
 
