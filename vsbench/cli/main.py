@@ -452,8 +452,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     never imported cannot have been raised. (Evaluated when an exception is being matched --
     argparse's exit for --help or --version among them -- so importing the store here would
     cost every such process SQLAlchemy's import, ~0.45 s.)"""
-    loaded = (sys.modules.get(module) for module, _ in _USER_ERRORS)
-    return tuple(getattr(module, name) for module, (_, name) in zip(loaded, _USER_ERRORS) if module is not None)
+    return tuple(getattr(sys.modules[module], name) for module, name in _USER_ERRORS if module in sys.modules)
 
 
 if __name__ == "__main__":

@@ -903,14 +903,13 @@ class Trafgen(TrafficGenerator):
         listens for the whole drain) waits all of it. Returns the seconds waited."""
         start = time.monotonic()
         end = start + drain_s
-        pause_s = DRAIN_FIRST_LOOK_S
-        while self._probe is None and time.monotonic() < end:
-            if self._all_arrived(before):
-                break
-            time.sleep(min(pause_s, max(0.0, end - time.monotonic())))
-            pause_s = min(2 * pause_s, DRAIN_LONGEST_LOOK_S)
+        if self._probe is not None:
+            time.sleep(drain_s)
         else:
-            time.sleep(max(0.0, end - time.monotonic()))
+            pause_s = DRAIN_FIRST_LOOK_S
+            while time.monotonic() < end and not self._all_arrived(before):
+                time.sleep(min(pause_s, max(0.0, end - time.monotonic())))
+                pause_s = min(2 * pause_s, DRAIN_LONGEST_LOOK_S)
         return round(time.monotonic() - start, 4)
 
     def _all_arrived(self, before: dict[str, LinkCounters]) -> bool:
