@@ -232,11 +232,12 @@ def _draining(arrivals: list[dict[str, tuple[int, int, int]]]) -> Trafgen:
     gen._probe = None
     gen._directions = [_Dir("a", "b"), _Dir("b", "a")]
     reads = iter(arrivals)
-    last: list = []
+    current = arrivals[0]
 
     def read():
-        last[:] = [next(reads, last[0] if last else arrivals[-1])]
-        return {i: LinkCounters(tx_packets=t, tx_dropped=d, rx_packets=r) for i, (t, d, r) in last[0].items()}
+        nonlocal current
+        current = next(reads, current)
+        return {i: LinkCounters(tx_packets=t, tx_dropped=d, rx_packets=r) for i, (t, d, r) in current.items()}
 
     gen._read_counters = read
     return gen
