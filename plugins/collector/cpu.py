@@ -1,4 +1,4 @@
-"""Per-CPU busy and softirq time around each trial, from /proc/stat.
+"""Per-CPU busy, softirq and steal time around each trial, from /proc/stat.
 
 The machine-wide view that complements a switch's own thread accounting: it shows where
 time went that no switch thread owns (softirq of a kernel datapath, the generator, noise
@@ -14,7 +14,7 @@ from vsbench.interfaces.host import cpu
 
 
 class CpuCollector(Collector):
-    description: ClassVar[str] = "Per-CPU busy and softirq seconds during each trial (/proc/stat)"
+    description: ClassVar[str] = "Per-CPU busy, softirq and steal seconds during each trial (/proc/stat)"
     api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = {"type": ["object", "null"], "additionalProperties": False}
 
@@ -32,4 +32,5 @@ class CpuCollector(Collector):
             "elapsed_s": usage.elapsed_s,
             "cpu_busy_s": usage.busy_s,
             "softirq_s": usage.softirq_s,
+            "steal_s": usage.steal_s,
         }

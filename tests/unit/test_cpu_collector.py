@@ -19,3 +19,5 @@ def test_cpu_collector_sees_this_process_burning_cpu(tmp_path):
     # Busy time over all CPUs includes at least most of our 0.3 s spin (10 ms ticks).
     assert got["cpu_busy_s"]["cpu"] >= 0.2
     assert set(got["softirq_s"]) >= {"cpu"}
+    # steal: what a hypervisor took from each CPU (0 on bare metal), never negative
+    assert set(got["steal_s"]) == set(got["cpu_busy_s"]) and min(got["steal_s"].values()) >= 0

@@ -228,12 +228,16 @@ class ThreadUsage:
 @dataclass(frozen=True)
 class CpuUsage:
     """What happened between two samples. ``softirq_s`` per CPU (``cpu`` = all) is where a
-    kernel datapath's forwarding cost shows up; threads are a userspace datapath's."""
+    kernel datapath's forwarding cost shows up; threads are a userspace datapath's.
+    ``steal_s`` is the time a hypervisor ran something else while the CPU had work (a
+    virtual machine's noisy neighbours): a generator that fell behind while its CPU was
+    stolen was descheduled by the host, not short of capacity."""
 
     elapsed_s: float
     threads: list[ThreadUsage]
     softirq_s: dict[str, float]
     busy_s: dict[str, float]
+    steal_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def threads_busy_s(self) -> float:
@@ -246,6 +250,7 @@ class CpuUsage:
             "threads": [{**asdict(t), "busy_s": t.busy_s} for t in self.threads],
             "softirq_s": dict(self.softirq_s),
             "cpu_busy_s": dict(self.busy_s),
+            "steal_s": dict(self.steal_s),
         }
 
 
@@ -260,13 +265,14 @@ def delta(before: CpuSample, after: CpuSample) -> CpuUsage:
         system = end.system_s - (start.system_s if start else 0.0)
         usages.append(ThreadUsage(key[0], key[1], end.comm, user, system, (user + system) / elapsed,
                                   end.last_cpu))
-    softirq, busy = {}, {}
+    softirq, busy, steal = {}, {}, {}
     for name, end_times in after.cpus.items():
         if name in before.cpus:
             diff = end_times.minus(before.cpus[name])
             softirq[name] = diff.softirq_s
             busy[name] = diff.busy_s
-    return CpuUsage(elapsed, usages, softirq, busy)
+            steal[name] = diff.steal_s
+    return CpuUsage(elapsed, usages, softirq, busy, steal)
 
 
 # --------------------------------------------------------------------------- placement
