@@ -150,6 +150,25 @@ def test_a_short_trial_still_lowers_max_load_after_its_retry():
     assert m.generator_limited and m.max_load_fps < 5e5 * 0.9
 
 
+def test_a_short_trial_at_an_estimated_ceiling_lowers_max_load_at_once():
+    """A calibrated ceiling is an estimate: falling short of a load never delivered is the
+    answer a retry would give again, so max_load goes down after one trial."""
+    trial, asked = _scripted(["short", "ok"])
+    m = Measurer(trial, SearchConfig(max_load_fps=5e5, min_load_fps=1e3, invalid_retries=1,
+                                     max_load_is_estimate=True))
+    assert m.measure(5e5, 1.0) is None
+    assert asked == [5e5] and m.generator_limited and m.max_load_fps < 5e5 * 0.9
+
+
+def test_an_estimated_ceiling_once_delivered_gets_its_retry_again():
+    trial, asked = _scripted(["ok", "short", "ok"])
+    m = Measurer(trial, SearchConfig(max_load_fps=5e5, min_load_fps=1e3, invalid_retries=1,
+                                     max_load_is_estimate=True))
+    assert m.measure(5e5, 1.0)[1].valid
+    index, result = m.measure(5e5, 1.0)  # a bad moment at a load it has sent: retried
+    assert result.valid and asked == [5e5] * 3 and m.max_load_fps == 5e5 and not m.generator_limited
+
+
 def test_disturbed_attempts_do_not_use_up_the_limited_retry():
     trial, asked = _scripted(["short", "disturbed-lossy", "disturbed-lossy", "ok"])
     m = Measurer(trial, SearchConfig(max_load_fps=1e6, min_load_fps=1e3, invalid_retries=1, disturbed_retries=2))

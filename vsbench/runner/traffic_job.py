@@ -141,7 +141,8 @@ def search_config(job: FrameSizeJob, max_load: float) -> SearchConfig:
         )
     try:
         return search_config_from_section(section, max_load_fps=max_load,
-                                          full_trial_duration_s=job.trial_duration_s)
+                                          full_trial_duration_s=job.trial_duration_s,
+                                          max_load_is_estimate=bool(job.result.max_load_is_ceiling))
     except ValueError as exc:
         raise TrafficTypeError(str(exc)) from None
 

@@ -77,6 +77,10 @@ class SearchConfig:
     #: How many times an invalid (generator-limited) trial is retried before ``max_load``
     #: is lowered to the rate the generator achieved.
     invalid_retries: int = 1
+    #: ``max_load_fps`` is an estimate of what the generator can send (its calibrated
+    #: ceiling), not a rate it was ever seen to deliver: a generator-limited trial at a load
+    #: it has not delivered yet lowers ``max_load`` at once, without ``invalid_retries``.
+    max_load_is_estimate: bool = False
     #: How many times a disturbed trial (every frame sent in time, a pacing window off) that
     #: missed a goal is retried at the same load; one that met every goal is a measurement
     #: (a harder load than asked), none lowers ``max_load``, and one still disturbed after

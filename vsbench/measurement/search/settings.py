@@ -72,12 +72,13 @@ def goals_from_section(section: Mapping[str, Any]) -> tuple[Goal, ...]:
 
 
 def search_config_from_section(section: Mapping[str, Any], *, max_load_fps: float,
-                               full_trial_duration_s: float) -> SearchConfig:
+                               full_trial_duration_s: float,
+                               max_load_is_estimate: bool = False) -> SearchConfig:
     """Map the ``search:`` section onto a :class:`SearchConfig`.
 
     ``max_load_fps`` is the load limit the runner settled on (``search.max_load_fps`` or the
-    generator's capability capped by line rate); ``full_trial_duration_s`` is
-    ``traffic.trial_duration_s``.
+    generator's capability capped by line rate, or its calibrated ceiling:
+    ``max_load_is_estimate``); ``full_trial_duration_s`` is ``traffic.trial_duration_s``.
     """
     unknown = set(section) - set(SEARCH_SECTION_SCHEMA["properties"])
     if unknown:
@@ -94,6 +95,7 @@ def search_config_from_section(section: Mapping[str, Any], *, max_load_fps: floa
         goals=goals_from_section(section),
         min_load_fps=float(section.get("min_load_fps") or 1000.0),
         max_load_fps=float(max_load_fps),
+        max_load_is_estimate=bool(max_load_is_estimate),
         trial_duration_s=float(short),
         final_trial_duration_s=float(final),
         full_trial_duration_s=float(full_trial_duration_s),
