@@ -17,6 +17,8 @@ import os
 
 import pytest
 
+from vsbench.measurement import ceiling
+
 from run_helpers import Outcome, assert_reproducible_and_clean, build_plans, require, run
 
 pytestmark = pytest.mark.integration
@@ -55,8 +57,9 @@ def test_default_search_finds_ndr_and_pdr_with_bounds(phy2phy_tput_ovs_dpdk):
     assert pdr["throughput_fps"] >= ndr["throughput_fps"] * 0.9  # PDR allows loss; noise aside, not far below
     assert fs["trial_count"] > 3 and fs["trial_seconds"] > 0 and fs["effective_seconds"] >= fs["trial_seconds"]
     trials = outcome.trials()
-    # the generator's ceiling first (one calibration burst), then the warm-up
-    assert [t["role"] for t in trials][:2] == ["calibration", "warmup"]
+    # the generator's ceiling first (its calibration bursts), then the warm-up
+    bursts = ceiling.CALIBRATION_BURSTS
+    assert [t["role"] for t in trials][:bursts + 1] == ["calibration"] * bursts + ["warmup"]
     assert [t["role"] for t in trials].count("warmup") == 1
     lat = ndr["latency_summary"]
     assert lat is not None and lat["samples"] > 0 and 0 < lat["min_ns"] <= lat["mean_ns"] <= lat["max_ns"]

@@ -14,6 +14,8 @@ import os
 
 import pytest
 
+from vsbench.measurement import ceiling
+
 from run_helpers import Outcome, assert_reproducible_and_clean, build_plans, require, run
 
 pytestmark = pytest.mark.integration
@@ -43,8 +45,9 @@ def test_back2back_on_ovs_dpdk_reports_frames_and_buffer_times(tmp_path):
     assert b["repetitions"] and b["repetitions"][0]["trial_indices"]
     assert b["burst_rate_fps"] > 10_000 and b["max_rate_source"] == "achieved_burst_rate"
     assert b["bursts_at_line_rate"] is False  # veth: far below the nominal 10 Gb/s
-    calibration = 1 if fs.get("generator_ceiling_trial") is not None else 0  # the generator's ceiling
-    # every trial but the warm-up (and the ceiling's calibration burst) is a burst
+    # the generator's ceiling (when measured) and its calibration bursts
+    calibration = ceiling.CALIBRATION_BURSTS if fs.get("generator_ceiling_trial") is not None else 0
+    # every trial but the warm-up (and the ceiling's calibration bursts) is a burst
     assert len(fs["bursts"]) == fs["trial_count"] - 1 - calibration
     assert all(x["send_time_s"] and x["burst_frames"] >= 5000 for x in fs["bursts"])
     if b["bounded"]:

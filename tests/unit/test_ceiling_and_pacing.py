@@ -35,6 +35,14 @@ def test_ceiling_is_the_burst_rate_times_the_share():
         ceiling.ceiling_from(_burst(), share=1.5)
 
 
+def test_the_slower_calibration_burst_counts():
+    fast = ceiling.ceiling_from(_burst(300_000, 0.7), share=0.75, trial_index=0)
+    slow = ceiling.ceiling_from(_burst(300_000, 1.0), share=0.75, trial_index=1)
+    assert ceiling.slowest([fast, slow]) is slow and ceiling.slowest(iter([slow, fast])) is slow
+    with pytest.raises(ceiling.CeilingError):
+        ceiling.slowest([])
+
+
 def test_a_goal_at_max_load_is_at_the_ceiling():
     assert ceiling.at_ceiling(500_000, 500_000, 0.005)
     assert ceiling.at_ceiling(498_000, 500_000, 0.005)

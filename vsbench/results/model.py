@@ -466,8 +466,8 @@ class FrameSizeResult:
     search_max_load_fps: float | None = None
     #: True when the generator could not deliver and max_load was lowered to ``max_load_fps``.
     generator_limited: bool = False
-    #: The generator's own ceiling at this frame size (unpaced rate of its calibration
-    #: burst, trial ``generator_ceiling_trial``), measured once per run; None when not
+    #: The generator's own ceiling at this frame size (unpaced rate of the slower of its
+    #: calibration bursts, trial ``generator_ceiling_trial``), measured once per run; None when not
     #: measured. ``max_load_is_ceiling``: the search's max_load was that ceiling (times
     #: ``traffic.generator_ceiling_share``), so a goal at max_load is a lower bound.
     generator_ceiling_fps: float | None = None

@@ -99,8 +99,9 @@ def ceiling_key(job: FrameSizeJob) -> tuple:
 
 
 def generator_ceiling(job: FrameSizeJob, expected_fps: float) -> ceilings.Ceiling | None:
-    """The generator's ceiling at this frame size, measured with one unpaced burst (role
-    ``calibration``) the first time the run needs it and reused after; None when the
+    """The generator's ceiling at this frame size, measured with unpaced bursts (role
+    ``calibration``; the slower of :data:`~vsbench.measurement.ceiling.CALIBRATION_BURSTS`)
+    the first time the run needs it and reused after; None when the
     generator does not ask for it (``capabilities().ceiling_calibration``) or
     ``traffic.generator_ceiling`` is off. Recorded in the frame size's result."""
     if not job.capabilities.ceiling_calibration or not getattr(job.generator, "supports_bursts", False):
@@ -112,9 +113,9 @@ def generator_ceiling(job: FrameSizeJob, expected_fps: float) -> ceilings.Ceilin
     if found is None:
         share = ceilings.share_for(job.traffic.get("generator_ceiling_share"), job.capabilities.ceiling_share)
         frames = ceilings.calibration_frames(expected_fps, job.profile.directions)
-        record = job.trials.run_burst(frames, role="calibration")
+        records = [job.trials.run_burst(frames, role="calibration") for _ in range(ceilings.CALIBRATION_BURSTS)]
         try:
-            found = ceilings.ceiling_from(record.result, share, record.trial_index)
+            found = ceilings.slowest(ceilings.ceiling_from(r.result, share, r.trial_index) for r in records)
         except ceilings.CeilingError as exc:
             raise TrafficTypeError(f"generator ceiling at {job.frame_size_bytes} B: {exc}") from None
         job.ceilings[key] = found
