@@ -64,6 +64,7 @@ def test_default_search_finds_ndr_and_pdr_with_bounds(phy2phy_tput_ovs_dpdk):
     lat = ndr["latency_summary"]
     assert lat is not None and lat["samples"] > 0 and 0 < lat["min_ns"] <= lat["mean_ns"] <= lat["max_ns"]
     assert [lp["label"] for lp in fs["latency_points"]][:2] == ["probes only", "50% of PDR"]
+    assert all(lp["valid"] is trials[lp["trial_index"]]["valid"] for lp in fs["latency_points"])
     assert "PDR fps" in outcome.console
     assert_reproducible_and_clean(outcome)
 

@@ -177,6 +177,24 @@ def test_default_run_reports_ndr_and_pdr_with_bounds_and_latency_and_recomputes(
     assert recheck.verify(run_dir) == []
 
 
+def test_a_latency_trial_the_generator_sent_late_is_marked_not_passed_off(tmp_path, testkit):
+    code, out, run_dir = _run(tmp_path, testkit, gen={"capacity_fps": 1e6, "late_latency": True})
+    assert code == 0, out
+    results = json.loads((run_dir / "results.json").read_text())
+    schema.validate(results, "results.schema.json")
+    [fs] = results["tests"][0]["frame_sizes"]
+    trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
+    late = [lp for lp in fs["latency_points"] if lp["load_fps"] > 0]
+    assert late and all(lp["valid"] is False and "sending took" in lp["invalid_reason"] for lp in late)
+    assert all(lp["valid"] is trials[lp["trial_index"]]["valid"] for lp in fs["latency_points"])
+    assert [lp["valid"] for lp in fs["latency_points"] if lp["load_fps"] == 0] == [True]
+    for lp in late:
+        assert (f"latency '{lp['label']}' (trial {lp['trial_index']}) is not the latency at "
+                f"{lp['load_fps']:.0f} fps") in " | ".join(fs["notes"])
+    assert "(invalid: not at this load)" in (run_dir / "report.html").read_text()
+    assert recheck.verify(run_dir) == []
+
+
 def _tamper(run_dir: Path, edit) -> Path:
     copy_dir = run_dir.parent / (run_dir.name + "-tampered")
     shutil.copytree(run_dir, copy_dir)

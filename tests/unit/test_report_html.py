@@ -334,3 +334,13 @@ def test_default_search_report_shows_ndr_and_pdr(tmp_path, testkit):
     rows = page.rows_starting_with("64")
     assert any(r[1] == fixed(ndr["throughput_fps"]) for r in rows)
     assert any(r[1] == fixed(pdr["throughput_fps"]) for r in rows)
+
+
+def test_a_latency_point_whose_trial_was_invalid_is_marked():
+    """Its latency was not measured at the load it names (the generator fell short: a third
+    of the quick start's latency trials at the NDR on a shared 2-core host)."""
+    point = {"label": "NDR", "reference": "NDR", "fraction": 1.0, "load_fps": 2.5e5, "trial_index": 7,
+             "summary": {"min_ns": 1000, "mean_ns": 2000, "max_ns": 9000, "samples": 1000}}
+    test = {"frame_sizes": [{"frame_size_bytes": 64, "latency_points": [point, {**point, "valid": False}]}]}
+    html = str(report_html._latency_table(test))
+    assert html.count("(invalid: not at this load)") == 1

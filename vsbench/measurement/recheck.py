@@ -165,6 +165,9 @@ def verify_latency(fs: Mapping[str, Any], trials: list[TrialRecord], where: str)
                             f"{lp['fraction']} x {lp['reference']} {ref}")
         if not same(lp.get("summary"), latency_summary(r)):
             problems.append(f"{where} latency '{lp['label']}': summary differs from trial {idx}")
+        if "valid" in lp and lp["valid"] != r.valid:
+            problems.append(f"{where} latency '{lp['label']}': valid is {lp['valid']}, "
+                            f"trial {idx}'s {r.valid}")
         if "generator_floor" in lp and not same(lp["generator_floor"], fs.get("generator_floor")):
             problems.append(f"{where} latency '{lp['label']}': generator floor differs from the frame size's")
     return problems + verify_floor(fs, trials, where)

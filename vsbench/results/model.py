@@ -315,6 +315,8 @@ class LatencyPoint:
 
     ``generator_floor`` is the generator's own latency at this frame size without the DUT
     (the frame size's :class:`GeneratorFloor`), so every latency figure carries it.
+    ``valid`` is the trial's: False when the generator could not send the load as asked
+    (``invalid_reason``), so the figures were not measured at ``load_fps``.
     """
 
     label: str
@@ -326,6 +328,8 @@ class LatencyPoint:
     summary: dict[str, Any] | None = None
     loss_ratio: float | None = None
     generator_floor: GeneratorFloor | None = None
+    valid: bool = True
+    invalid_reason: str | None = None
 
 
 @dataclass

@@ -613,11 +613,14 @@ def _latency_table(test: Mapping[str, Any]) -> list[Any]:
         for lp in points:
             summary = lp.get("summary") if isinstance(lp.get("summary"), Mapping) else {}
             pct = summary.get("percentiles_ns") if isinstance(summary.get("percentiles_ns"), Mapping) else {}
-            rows.append([size, lp.get("label") or DASH, fmt_fps(lp.get("load_fps")),
+            label = lp.get("label") or DASH
+            if lp.get("valid") is False:  # the generator did not carry the load
+                label = f"{label} (invalid: not at this load)"
+            rows.append([size, label, fmt_fps(lp.get("load_fps")),
                          fmt_fixed(summary.get("min_ns")), fmt_fixed(summary.get("mean_ns")),
                          fmt_fixed(pct.get("p50")), fmt_fixed(pct.get("p99")), fmt_fixed(summary.get("max_ns")),
                          fmt_fixed(summary.get("samples")), f"#{lp.get('trial_index')}"])
-            classes.append("")
+            classes.append("bad" if lp.get("valid") is False else "")
     if not rows:
         return []
     headers = [("Frame size", "B"), ("Latency trial", ""), ("Load", "offered", "fps"),

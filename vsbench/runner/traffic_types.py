@@ -80,6 +80,7 @@ def latency_follow_ups(job: FrameSizeJob, throughputs: dict[str, float | None]) 
             latency=summary.latency_stats(r), summary=latency_summary(r),
             loss_ratio=r.loss_ratio if r.tx_frames > 0 else None,
             generator_floor=job.result.generator_floor,
+            valid=r.valid, invalid_reason=None if r.valid else r.invalid_reason,
         ))
     return points
 
@@ -107,6 +108,9 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
     if latency_wanted(job):
         fs.generator_floor = measure_generator_floor(job)
         fs.latency_points = latency_follow_ups(job, throughputs)
+        notes.extend(f"latency '{lp.label}' (trial {lp.trial_index}) is not the latency at {lp.load_fps:.0f} fps: "
+                     f"the generator did not send that load as asked ({lp.invalid_reason})"
+                     for lp in fs.latency_points if not lp.valid)
     by_load = {}
     for lp in fs.latency_points:
         by_load.setdefault((lp.reference, round(lp.load_fps, 3)), lp)
