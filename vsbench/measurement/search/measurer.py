@@ -8,8 +8,9 @@ invalid trial is never counted as loss in the device.
 * **limited** -- the generator could not deliver the load over the trial. Retried
   ``invalid_retries`` times -- none when ``max_load`` is only the generator's estimated
   ceiling and it has not yet delivered this load (:meth:`Measurer.limited_retries`) --
-  and if it still cannot, ``max_load`` is lowered to the rate it achieved (:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable,
-  but never below a load it already delivered) and the search continues below it.
+  and if it still cannot, ``max_load`` is lowered to the rate it achieved
+  (:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable, but never
+  below a load it already delivered) and the search continues below it.
   A limited trial that sent every frame, only late, is still a measurement -- of the
   device at the rate the generator did deliver: it is kept as a :class:`LateTrial` for the
   multi-goal search, which files one the device passed at a grid load at or below that
