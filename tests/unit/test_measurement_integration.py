@@ -196,6 +196,24 @@ def test_a_latency_trial_the_generator_sent_late_is_marked_not_passed_off(tmp_pa
     assert recheck.verify(run_dir) == []
 
 
+def test_a_calibrated_ceiling_the_generator_cannot_send_is_lowered_at_once_and_replays(tmp_path, testkit):
+    """The ceiling (bursts at 800 kfps x 0.75) is above what the generator sends paced
+    (500 kfps): the first search trial falls short and lowers max_load without a retry,
+    and the replay of the search (recompute) takes the same path."""
+    gen = {"capacity_fps": 1e6, "paced_limit_fps": 500_000, "burst_rate_fps": 800_000, "ceiling_share": 0.75}
+    code, out, run_dir = _run(tmp_path, testkit, params="frame_sizes=[64];latency.enabled=false", gen=gen)
+    assert code == 0, out
+    [fs] = json.loads((run_dir / "results.json").read_text())["tests"][0]["frame_sizes"]
+    assert fs["max_load_is_ceiling"] and fs["search_max_load_fps"] == pytest.approx(600_000)
+    assert fs["search_max_load_is_estimate"]
+    trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
+    assert [t["role"] for t in trials][:3] == ["calibration", "calibration", "warmup"]
+    search = [t for t in trials if t["role"] == "search"]
+    assert not search[0]["valid"] and search[1]["valid"]  # no retry at the never-delivered ceiling
+    assert search[1]["intended_load_fps"] < 500_000 and fs["generator_limited"]
+    assert recheck.verify(run_dir) == []
+
+
 def _tamper(run_dir: Path, edit) -> Path:
     copy_dir = run_dir.parent / (run_dir.name + "-tampered")
     shutil.copytree(run_dir, copy_dir)

@@ -468,6 +468,10 @@ class FrameSizeResult:
     search_mode: str | None = None
     #: The max_load the search started with (before any generator-limited lowering).
     search_max_load_fps: float | None = None
+    #: The search took that max_load for an estimate (the generator's calibrated ceiling:
+    #: no retry of a limited trial at a load not yet delivered). Absent in older results,
+    #: whose searches always retried: the replay reads it as False.
+    search_max_load_is_estimate: bool = False
     #: True when the generator could not deliver and max_load was lowered to ``max_load_fps``.
     generator_limited: bool = False
     #: The generator's own ceiling at this frame size (unpaced rate of the slower of its

@@ -92,6 +92,7 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
     fs = job.result
     fs.max_load_fps = max_load
     fs.search_max_load_fps = max_load
+    fs.search_max_load_is_estimate = cfg.max_load_is_estimate
     fs.min_load_fps = cfg.min_load_fps
     fs.search_mode = cfg.mode
     job.on_start(max_load)
