@@ -190,7 +190,7 @@ def test_a_latency_trial_the_generator_sent_late_is_marked_not_passed_off(tmp_pa
     assert [lp["valid"] for lp in fs["latency_points"] if lp["load_fps"] == 0] == [True]
     for lp in late:
         assert (f"latency '{lp['label']}' (trial {lp['trial_index']}) is not the latency at "
-                f"{lp['load_fps']:.0f} fps") in " | ".join(fs["notes"])
+                f"{lp['load_fps']:,.0f} fps") in " | ".join(fs["notes"])
     assert "(invalid: not at this load)" in (run_dir / "report.html").read_text()
     assert f"64 B latency 'NDR' (trial {late[-1]['trial_index']}) is not the latency at" in out
     assert recheck.verify(run_dir) == []

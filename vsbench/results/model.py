@@ -331,6 +331,13 @@ class LatencyPoint:
     valid: bool = True
     invalid_reason: str | None = None
 
+    def caveat(self) -> str | None:
+        """One line for an invalid point (the run's notes, the terminal), else None."""
+        if self.valid:
+            return None
+        return (f"latency '{self.label}' (trial {self.trial_index}) is not the latency at {self.load_fps:,.0f} fps: "
+                f"the generator did not send that load as asked ({self.invalid_reason})")
+
 
 @dataclass
 class BurstPoint:

@@ -195,8 +195,7 @@ class RunDisplay:
                               style="default" if fs.generator_floor.measured else "yellow")
                 for lp in fs.latency_points:
                     if not lp.valid:
-                        self.note(f"note: {fs.frame_size_bytes} B latency '{lp.label}' (trial {lp.trial_index}) is "
-                                  f"not the latency at {lp.load_fps:,.0f} fps: the generator fell short")
+                        self.note(f"note: {fs.frame_size_bytes} B {lp.caveat()}")
             for fs in test.frame_sizes:
                 if fs.back2back is not None:
                     self.console.print(f"{fs.frame_size_bytes} B {back2back_text(fs)}", highlight=False)

@@ -109,9 +109,7 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
     if latency_wanted(job):
         fs.generator_floor = measure_generator_floor(job)
         fs.latency_points = latency_follow_ups(job, throughputs)
-        notes.extend(f"latency '{lp.label}' (trial {lp.trial_index}) is not the latency at {lp.load_fps:.0f} fps: "
-                     f"the generator did not send that load as asked ({lp.invalid_reason})"
-                     for lp in fs.latency_points if not lp.valid)
+        notes.extend(lp.caveat() for lp in fs.latency_points if not lp.valid)
     by_load = {}
     for lp in fs.latency_points:
         by_load.setdefault((lp.reference, round(lp.load_fps, 3)), lp)
