@@ -19,6 +19,7 @@ from vsbench.cli.main import main as cli_main
 from vsbench.interfaces.traffic import TrialResult
 from vsbench.measurement import recheck
 from vsbench.measurement.search import SearchConfig, search
+from vsbench.measurement.search.api import SEARCH_REVISION
 from vsbench.measurement.search.measurer import delivered_fps
 from vsbench.measurement.search.settings import SEARCH_SECTION_SCHEMA
 from vsbench.results import schema, writers
@@ -205,7 +206,7 @@ def test_a_calibrated_ceiling_the_generator_cannot_send_is_lowered_at_once_and_r
     assert code == 0, out
     [fs] = json.loads((run_dir / "results.json").read_text())["tests"][0]["frame_sizes"]
     assert fs["max_load_is_ceiling"] and fs["search_max_load_fps"] == pytest.approx(600_000)
-    assert fs["search_max_load_is_estimate"]
+    assert fs["search_max_load_is_estimate"] and fs["search_revision"] == SEARCH_REVISION
     trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
     assert [t["role"] for t in trials][:3] == ["calibration", "calibration", "warmup"]
     search = [t for t in trials if t["role"] == "search"]

@@ -91,7 +91,8 @@ def verify_search(config: Mapping[str, Any], fs: Mapping[str, Any], records: lis
     section = {k: v for k, v in (config.get("search") or {}).items() if k != "max_load_fps"}
     full_s = float((config.get("traffic") or {}).get("trial_duration_s") or 60.0)
     cfg = search_config_from_section(section, max_load_fps=float(start_max), full_trial_duration_s=full_s,
-                                     max_load_is_estimate=bool(fs.get("search_max_load_is_estimate")))
+                                     max_load_is_estimate=bool(fs.get("search_max_load_is_estimate")),
+                                     revision=int(fs.get("search_revision") or 1))
     search_records = [r for r in records if r.role == "search"]
     replay = Replay(search_records)
     try:

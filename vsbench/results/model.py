@@ -479,6 +479,9 @@ class FrameSizeResult:
     #: no retry of a limited trial at a load not yet delivered). Absent in older results,
     #: whose searches always retried: the replay reads it as False.
     search_max_load_is_estimate: bool = False
+    #: The rules the search ran under (``SearchConfig.revision``); None when no search ran.
+    #: Absent in older results, which the replay reads as revision 1.
+    search_revision: int | None = None
     #: True when the generator could not deliver and max_load was lowered to ``max_load_fps``.
     generator_limited: bool = False
     #: The generator's own ceiling at this frame size (unpaced rate of the slower of its

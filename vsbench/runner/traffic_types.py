@@ -93,6 +93,7 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
     fs.max_load_fps = max_load
     fs.search_max_load_fps = max_load
     fs.search_max_load_is_estimate = cfg.max_load_is_estimate
+    fs.search_revision = cfg.revision
     fs.min_load_fps = cfg.min_load_fps
     fs.search_mode = cfg.mode
     job.on_start(max_load)

@@ -16,6 +16,16 @@ from vsbench.interfaces.traffic import TrialResult
 TrialFn = Callable[[float, float], TrialResult]
 SearchMode = Literal["binary", "rfc2544", "tst009", "multi"]
 
+#: The revision of the search's rules, recorded with every search (results.json
+#: ``search_revision``) so that ``vsbench recompute`` replays a run under the rules it ran
+#: with. 1: when the generator fell short and max_load was lowered, every load above the new
+#: max_load was forgotten, the device's failures there included. 2: a load the device failed
+#: (by the final test) stays the goal's upper bound when max_load is lowered under it: the
+#: generator falling short later does not unmake a loss the device showed at a load that
+#: was delivered, and forgetting it turned bracketed goals into "the device was not
+#: saturated".
+SEARCH_REVISION = 2
+
 
 @dataclass(frozen=True)
 class Goal:
@@ -81,6 +91,9 @@ class SearchConfig:
     #: ceiling), not a rate it was ever seen to deliver: a generator-limited trial at a load
     #: it has not delivered yet lowers ``max_load`` at once, without ``invalid_retries``.
     max_load_is_estimate: bool = False
+    #: The rules this search runs under (:data:`SEARCH_REVISION`; a replay of an older run
+    #: passes the revision that run recorded).
+    revision: int = SEARCH_REVISION
     #: How many times a disturbed trial (every frame sent in time, a pacing window off) that
     #: missed a goal is retried at the same load; one that met every goal is a measurement
     #: (a harder load than asked), none lowers ``max_load``, and one still disturbed after

@@ -45,13 +45,21 @@ class _Bracket:
 
 
 def _is_done(b: _Bracket, m: Measurer, width: float) -> bool:
-    if b.lower_fps is not None and b.lower_fps >= m.max_load_fps * (1 - _REL_EPS):
+    if _at_max_load(b, m):
         return True
     if b.upper_fps is not None and b.upper_fps <= m.min_load_fps * (1 + _REL_EPS):
         return True
-    if b.lower_fps is not None and b.upper_fps is not None:
-        return (b.upper_fps - b.lower_fps) / b.upper_fps <= width + _REL_EPS
-    return False
+    return _bracketed(b, width)
+
+
+def _at_max_load(b: _Bracket, m: Measurer) -> bool:
+    return b.lower_fps is not None and b.lower_fps >= m.max_load_fps * (1 - _REL_EPS)
+
+
+def _bracketed(b: _Bracket, width: float) -> bool:
+    if b.lower_fps is None or b.upper_fps is None:
+        return False
+    return (b.upper_fps - b.lower_fps) / b.upper_fps <= width + _REL_EPS
 
 
 def _next_load(b: _Bracket, m: Measurer, width: float) -> float:
@@ -63,10 +71,12 @@ def _next_load(b: _Bracket, m: Measurer, width: float) -> float:
     return (lower + b.upper_fps) / 2.0
 
 
-def _forget_above(brackets: list[_Bracket], max_load_fps: float) -> None:
-    """After max_load was lowered, bounds above it cannot steer the search any more."""
+def _forget_above(brackets: list[_Bracket], max_load_fps: float, revision: int) -> None:
+    """After max_load was lowered, a lower bound above it cannot steer the search any more;
+    an upper bound there (the device failed a load the generator delivered) still bounds the
+    goal from revision 2 on (:data:`~.api.SEARCH_REVISION`)."""
     for b in brackets:
-        if b.upper_fps is not None and b.upper_fps > max_load_fps:
+        if revision < 2 and b.upper_fps is not None and b.upper_fps > max_load_fps:
             b.upper_fps, b.upper_trial, b.upper_n, b.upper_bad = None, None, 0, 0
         if b.lower_fps is not None and b.lower_fps > max_load_fps:
             b.lower_fps, b.lower_trial, b.lower_n, b.lower_bad = None, None, 0, 0
@@ -134,7 +144,7 @@ def binary_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
             stop_reason = str(exc)
             break
         if measured is None:
-            _forget_above(brackets, m.max_load_fps)
+            _forget_above(brackets, m.max_load_fps, config.revision)
             continue
         actual_load = measured[0][1].intended_load_fps
         for b in brackets:
@@ -148,7 +158,7 @@ def binary_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         max_load_fps=m.max_load_fps,
         notes=m.closing_notes(),
         mode=config.mode,
-        generator_limited=m.capped_by_generator([g.upper_bound_fps for g in goals]),
+        generator_limited=m.capped_by_generator(goals),
         budget_exhausted=budget_exhausted,
         invalid_trials=m.invalid_trials,
     )
@@ -156,10 +166,8 @@ def binary_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
 
 def _goal_result(b: _Bracket, m: Measurer, width: float, stop_reason: str | None) -> GoalResult:
     reason: str | None = None
-    if b.lower_fps is not None and b.lower_fps >= m.max_load_fps * (1 - _REL_EPS):
-        reason = "max_load is a lower bound: the device was not saturated"
-        if m.generator_limited:
-            reason += f" (generator-limited to {m.max_load_fps:.0f} fps)"
+    if _at_max_load(b, m) and not _bracketed(b, width):
+        reason = m.max_load_reason(b.upper_fps)
     elif b.upper_fps is not None and b.upper_fps <= m.min_load_fps * (1 + _REL_EPS):
         reason = "min_load is an upper bound: the goal is not reachable above min_load"
     elif not _is_done(b, m, width):

@@ -60,12 +60,11 @@ class Selector:
         return self.targets[self.stage]
 
     def bounds(self, db: TrialDatabase, top: int) -> tuple[Bounds, dict[int, Verdict]]:
-        verdicts = {i: v for i, v in db.verdicts(self.goal_pos, self.target).items() if i <= top}
+        verdicts = _in_reach(db.verdicts(self.goal_pos, self.target), top)
         return relevant_bounds(verdicts), verdicts
 
     def final_bounds(self, db: TrialDatabase, top: int) -> Bounds:
-        verdicts = {i: v for i, v in db.verdicts(self.goal_pos, self.targets[-1]).items() if i <= top}
-        return relevant_bounds(verdicts)
+        return relevant_bounds(_in_reach(db.verdicts(self.goal_pos, self.targets[-1]), top))
 
     def is_done(self, bounds: Bounds, top: int) -> bool:
         if bounds.lower is not None and bounds.lower >= top:
@@ -86,7 +85,9 @@ class Selector:
             self.previous = bounds
             self.expansions_up = self.expansions_down = 0
             self.guess_gaps = []
-        index = self._choose(bounds, verdicts, db, grid, top)
+        # an upper bound above a lowered max_load can put a bisection point there: the
+        # generator can send no more than top (which is then undecided: lower < top)
+        index = min(self._choose(bounds, verdicts, db, grid, top), top)
         return Candidate(index, -self.target.trial_duration_s, self.goal_pos)
 
     # -- strategies --------------------------------------------------------------------
@@ -198,3 +199,11 @@ class Selector:
         if not estimates:
             return None
         return grid.index_at_or_below(statistics.median(estimates))
+
+
+def _in_reach(verdicts: dict[int, Verdict], top: int) -> dict[int, Verdict]:
+    """The verdicts that bound a goal under max_load (grid index ``top``): every load up to
+    it, and a load above it the device failed (an upper bound measured before the generator
+    fell short and max_load was lowered under it -- the loss was the device's). A load
+    above it that passed or is undecided cannot be measured again, so it bounds nothing."""
+    return {i: v for i, v in verdicts.items() if i <= top or v is Verdict.UPPER}

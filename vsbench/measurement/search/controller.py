@@ -75,7 +75,8 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         if measured is None:  # the generator fell short: continue below what it can send
             top = grid.index_at_or_below(m.max_load_fps)
             m.max_load_fps = grid.load(top)
-            db.forget_above(top)
+            if config.revision < 2:
+                db.forget_above(top)
             _file_late(m, db, grid, top)
             continue
         _file_late(m, db, grid, top)
@@ -91,7 +92,7 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         max_load_fps=m.max_load_fps,
         notes=notes,
         mode=config.mode,
-        generator_limited=m.capped_by_generator([g.upper_bound_fps for g in goals]),
+        generator_limited=m.capped_by_generator(goals),
         budget_exhausted=budget_exhausted,
         invalid_trials=m.invalid_trials,
     )
@@ -127,10 +128,9 @@ def _goal_result(s: Selector, db: TrialDatabase, grid: LoadGrid, top: int, m: Me
     if provisional is not None:
         final, b = s.targets[provisional[0]], Bounds(provisional[1], b.upper)
     reason = None
-    if b.lower is not None and b.lower >= top:
-        reason = "max_load is a lower bound: the device was not saturated"
-        if m.generator_limited:
-            reason += f" (generator-limited to {m.max_load_fps:.0f} fps)"
+    bracketed = b.gap() is not None and b.gap() <= final.width_steps
+    if b.lower is not None and b.lower >= top and not bracketed:
+        reason = m.max_load_reason(None if b.upper is None else grid.load(b.upper))
     elif b.upper is not None and b.upper <= 0:
         reason = "min_load is an upper bound: the goal is not reachable above min_load"
     elif b.gap() is None or b.gap() > final.width_steps:

@@ -42,7 +42,7 @@ from vsbench.interfaces.traffic import (
 )
 from vsbench.measurement.validity import invalid_kind, sent_whole
 
-from .api import SearchConfig, TrialFn
+from .api import GoalResult, SearchConfig, TrialFn
 from .trial_checks import missed_regardless_of_pacing, trial_is_bad
 
 #: Margin under the achieved TX rate when lowering max_load, so the next trial at the new
@@ -147,12 +147,27 @@ class Measurer:
     def generator_limited(self) -> bool:
         return self.lowerings > 0
 
-    def capped_by_generator(self, upper_bounds: list[float | None]) -> bool:
-        """True when max_load was lowered and some goal found no upper bound under it: that
-        goal's result is what the generator could send, not what the device could forward.
-        A goal bracketed by a real failing load below the lowered max_load is the device's,
-        however often the generator fell short on the way."""
-        return self.generator_limited and any(upper is None for upper in upper_bounds)
+    def capped_by_generator(self, goals: list[GoalResult]) -> bool:
+        """True when max_load was lowered and some goal is not bracketed under it (no upper
+        bound, or one above max_load with undeliverable loads between): that goal's result
+        is what the generator could send, not what the device could forward. A goal
+        bracketed by a real failing load is the device's, however often the generator fell
+        short on the way."""
+        return self.generator_limited and any(
+            g.upper_bound_fps is None or (not g.regular and g.upper_bound_fps > self.max_load_fps * (1 + 1e-9))
+            for g in goals)
+
+    def max_load_reason(self, upper_fps: float | None) -> str:
+        """Why a goal whose lower bound is max_load is not bracketed: nothing failed, or
+        the loads between max_load and the upper bound could not be delivered."""
+        if upper_fps is None:
+            reason = "max_load is a lower bound: the device was not saturated"
+        else:
+            reason = (f"max_load is a lower bound: the generator could not deliver the loads up to "
+                      f"the upper bound {upper_fps:.0f} fps")
+        if self.generator_limited:
+            reason += f" (generator-limited to {self.max_load_fps:.0f} fps)"
+        return reason
 
     def spent_s(self) -> float:
         return self.effective_seconds

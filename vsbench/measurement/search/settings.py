@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .api import Goal, SearchConfig
+from .api import SEARCH_REVISION, Goal, SearchConfig
 
 _GOAL_SCHEMA = {
     "type": "object",
@@ -73,12 +73,14 @@ def goals_from_section(section: Mapping[str, Any]) -> tuple[Goal, ...]:
 
 def search_config_from_section(section: Mapping[str, Any], *, max_load_fps: float,
                                full_trial_duration_s: float,
-                               max_load_is_estimate: bool = False) -> SearchConfig:
+                               max_load_is_estimate: bool = False,
+                               revision: int = SEARCH_REVISION) -> SearchConfig:
     """Map the ``search:`` section onto a :class:`SearchConfig`.
 
     ``max_load_fps`` is the load limit the runner settled on (``search.max_load_fps`` or the
     generator's capability capped by line rate, or its calibrated ceiling:
-    ``max_load_is_estimate``); ``full_trial_duration_s`` is ``traffic.trial_duration_s``.
+    ``max_load_is_estimate``); ``full_trial_duration_s`` is ``traffic.trial_duration_s``;
+    ``revision`` the search's rules (an older run's, to replay it).
     """
     unknown = set(section) - set(SEARCH_SECTION_SCHEMA["properties"])
     if unknown:
@@ -96,6 +98,7 @@ def search_config_from_section(section: Mapping[str, Any], *, max_load_fps: floa
         min_load_fps=float(section.get("min_load_fps") or 1000.0),
         max_load_fps=float(max_load_fps),
         max_load_is_estimate=bool(max_load_is_estimate),
+        revision=int(revision),
         trial_duration_s=float(short),
         final_trial_duration_s=float(final),
         full_trial_duration_s=float(full_trial_duration_s),
