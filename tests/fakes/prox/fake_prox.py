@@ -15,7 +15,11 @@ Faithful to PROX where a client can tell:
 * ``lat stats`` in the 7-, 9- or 12-field format (``--lat-format``), latencies in µs;
   ``lat all stats`` adds 128 ``Bucket [i]: n`` lines (buckets of ``2**bucket`` TSC cycles);
 * ``speed`` is a percent of 10 Gb/s per core, float32, 0..1000 (out of range: ignored, the
-  old rate stays); the generator charges ``max(pkt_size,60)+24`` wire bytes per packet.
+  old rate stays); the generator charges ``max(pkt_size,60)+24`` wire bytes per packet;
+* a command takes effect when it arrived (on TCP, the kernel's receive timestamp), not when
+  this process got round to it: PROX's control loop answers in microseconds, while a Python
+  process on a busy 2-core host can be descheduled for a millisecond -- 0.4 % of a 0.25 s
+  trial, which a late ``start`` would turn into a generator that fell short.
 
 The modelled DUT: frames sent on port p arrive on its peer (0<->1, 2<->3); up to
 ``--dut-capacity-fps`` (aggregate over all ports) are forwarded, the excess is lost. Latency
@@ -39,6 +43,7 @@ import time
 from dataclasses import dataclass, field
 
 SPEED_UNIT = 12_500_000  # bytes/s per percent
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux; Python does not export it
 LAT_BUCKETS = 128
 
 
@@ -164,6 +169,8 @@ class Model:
         self.hz = int(args.tsc_hz)
         self.t0 = time.monotonic()
         self.last = self.t0
+        #: When the command being handled arrived (monotonic), None between commands.
+        self.arrived_at: float | None = None
         self.published: dict = {}
         self.publish()
 
@@ -205,8 +212,9 @@ class Model:
         return lo, avg, 2 * avg - lo
 
     def advance(self) -> None:
-        """Integrate counters from the last call to now at the current rates."""
-        now = time.monotonic()
+        """Integrate counters from the last call to now (or to the arrival of the command
+        being handled) at the current rates."""
+        now = time.monotonic() if self.arrived_at is None else max(self.last, self.arrived_at)
         dt = now - self.last
         self.last = now
         if dt <= 0:
@@ -538,6 +546,16 @@ class Server:
 # ----------------------------------------------------------------------------- server loop
 
 
+def arrival_time(ancillary: list) -> float | None:
+    """The kernel's receive time of the data (SCM_TIMESTAMPNS, wall clock) on the monotonic
+    clock; None without one (a UNIX socket)."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack("qq", data[:16])
+            return time.monotonic() - (time.time() - (sec + nsec / 1e9))
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     server = Server(args)
     sel = selectors.DefaultSelector()
@@ -582,13 +600,16 @@ def serve(args: argparse.Namespace) -> int:
                         conn.close()
                         continue
                     conn.setblocking(False)
+                    if conn.family != socket.AF_UNIX:
+                        conn.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                     buffers[conn] = b""
                     sel.register(conn, selectors.EVENT_READ, "client")
                     continue
                 try:
-                    data = sock.recv(65536)
+                    data, ancillary, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(16))
                 except OSError:
-                    data = b""
+                    data, ancillary = b"", []
+                server.model.arrived_at = arrival_time(ancillary)
                 if not data:
                     sel.unregister(sock)
                     buffers.pop(sock, None)
@@ -604,6 +625,7 @@ def serve(args: argparse.Namespace) -> int:
                         sock.setblocking(False)
                     if server.quit:
                         break
+                server.model.arrived_at = None
             if time.monotonic() >= next_sample:
                 server.model.publish()
                 next_sample += args.stats_interval
