@@ -80,7 +80,9 @@ def test_unidirectional_trial_counts_exactly(loopback):
 
         assert (validity.pacing_reason(r) is None) == (p.max_window_deviation_frames <= 2)
         # a 1 ms window holds its 20 frames, plus what a late sender caught up (a batch at a time)
-        assert 20 <= p.max_frames_per_burst_window <= 20 + 1e3 * (p.max_late_s or 0) * 20 + 32
+        # (in 40 trials beside a busy loop: at most 55 frames against a bound of 65.7; the
+        # figures are in the message for the rare failure no one has yet seen the numbers of)
+        assert 20 <= p.max_frames_per_burst_window <= 20 + 1e3 * (p.max_late_s or 0) * 20 + 32, p
     else:
         assert r.pacing is None
 
