@@ -81,7 +81,7 @@ def test_a_failure_the_device_showed_above_a_lowered_max_load_stays_its_upper_bo
 
 
 @pytest.mark.parametrize("mode", ["binary", "multi"])
-def test_revision_1_forgot_it_and_older_runs_replay_so(mode):
+def test_revision_1_forgot_it_as_older_runs_did(mode):
     """The rule older runs ran under, kept so that ``vsbench recompute`` replays them."""
     result = search(DeviceAndFadingGenerator(FADES_AFTER[mode]), _config(mode, revision=1))
     (ndr,) = result.goals

@@ -104,6 +104,12 @@ class SearchConfig:
     #: Coefficient of variation of the repeated lower bounds above which a goal is unstable.
     unstable_cv: float = 0.02
 
+    @property
+    def keeps_failures_above_max_load(self) -> bool:
+        """Revision 2's rule (:data:`SEARCH_REVISION`): a load the device failed stays an
+        upper bound when max_load is lowered under it."""
+        return self.revision >= 2
+
 
 @dataclass
 class GoalResult:

@@ -71,12 +71,12 @@ def _next_load(b: _Bracket, m: Measurer, width: float) -> float:
     return (lower + b.upper_fps) / 2.0
 
 
-def _forget_above(brackets: list[_Bracket], max_load_fps: float, revision: int) -> None:
+def _forget_above(brackets: list[_Bracket], max_load_fps: float, keep_uppers: bool) -> None:
     """After max_load was lowered, a lower bound above it cannot steer the search any more;
     an upper bound there (the device failed a load the generator delivered) still bounds the
-    goal from revision 2 on (:data:`~.api.SEARCH_REVISION`)."""
+    goal when ``keep_uppers`` (``SearchConfig.keeps_failures_above_max_load``)."""
     for b in brackets:
-        if revision < 2 and b.upper_fps is not None and b.upper_fps > max_load_fps:
+        if not keep_uppers and b.upper_fps is not None and b.upper_fps > max_load_fps:
             b.upper_fps, b.upper_trial, b.upper_n, b.upper_bad = None, None, 0, 0
         if b.lower_fps is not None and b.lower_fps > max_load_fps:
             b.lower_fps, b.lower_trial, b.lower_n, b.lower_bad = None, None, 0, 0
@@ -144,7 +144,7 @@ def binary_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
             stop_reason = str(exc)
             break
         if measured is None:
-            _forget_above(brackets, m.max_load_fps, config.revision)
+            _forget_above(brackets, m.max_load_fps, config.keeps_failures_above_max_load)
             continue
         actual_load = measured[0][1].intended_load_fps
         for b in brackets:

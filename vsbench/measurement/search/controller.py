@@ -75,7 +75,7 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         if measured is None:  # the generator fell short: continue below what it can send
             top = grid.index_at_or_below(m.max_load_fps)
             m.max_load_fps = grid.load(top)
-            if config.revision < 2:
+            if not config.keeps_failures_above_max_load:
                 db.forget_above(top)
             _file_late(m, db, grid, top)
             continue
