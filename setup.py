@@ -1,4 +1,4 @@
-"""Build hook only (metadata lives in setup.cfg): ship conf/, testcases/ and the Debian
+"""Build hook only (metadata lives in setup.cfg): ship conf/, testcases/, suites/ and the Debian
 package lists inside the wheel as ``vsbench/data/``.
 
 In the checkout they live at the top level, where users edit them and vsbench reads them
@@ -14,7 +14,8 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 #: (folder in the checkout, file pattern): what vsbench reads at run time.
-DATA = (("conf", "*.yaml"), ("testcases", "*.yaml"), ("tools/packages", "*.txt"))
+DATA = (("conf", "*.yaml"), ("testcases", "*.yaml"), ("suites", "*.yaml"), ("suites/references", "*.yaml"),
+        ("tools/packages", "*.txt"))
 
 
 class BuildPyWithData(build_py):

@@ -21,6 +21,9 @@ PLUGIN_SECTIONS = ("vswitch", "trafficgen", "vnf", "collector")
 #: Keys the schema accepts that the code does not read through config, and why.
 WRITTEN_NOT_READ = {
     "test.name": "written by the runner from the testcase (config.yaml says which testcase ran)",
+    "suite.name": "written by a suite run (vsbench.suite.planning): config.yaml says which suite a plan is of",
+    "suite.profile": "written by a suite run: the suite's profile the plan ran under",
+    "suite.run": "written by a suite run: the suite's run the plan is (suite.json maps it to table rows)",
 }
 
 

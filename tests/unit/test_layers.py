@@ -5,7 +5,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Highest first; a module may import its own layer and any layer after it.
-LAYERS = ["cli", "conformance", "runner", "deployment", "measurement", "results", "interfaces", "system"]
+LAYERS = ["cli", "conformance", "suite", "runner", "deployment", "measurement", "results", "interfaces", "system"]
 PURE = ["vsbench.measurement.search", "vsbench.measurement.metrics"]
 IO_MODULES = {"subprocess", "socket", "os", "shutil", "pathlib", "pyroute2", "zmq", "requests"}
 

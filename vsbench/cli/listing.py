@@ -56,3 +56,22 @@ def print_plugins(console: Console) -> None:
     if unusable:
         console.print(f"{len(unusable)} plugin(s) cannot be used here (see the red lines); "
                       "the others are unaffected.", markup=False, highlight=False)
+
+
+def print_suites(console: Console, suites: Iterable, problems: Iterable[str] = ()) -> None:
+    """Every registered suite: name, the report it reproduces, its ids, where it comes from,
+    and its profiles (the quick one's budget)."""
+    suites = sorted(suites, key=lambda s: s.name)
+    table = Table(title="Suites (vsbench --suite NAME --profile quick|full)")
+    widest = max((len(s.name) for s in suites), default=4)
+    table.add_column("name", style="bold", no_wrap=True, min_width=widest)
+    table.add_column("ids", no_wrap=True, justify="right")
+    table.add_column("from", no_wrap=True)
+    table.add_column("reproduces")
+    for suite in suites:
+        quick = suite.profiles.get("quick")
+        budget = f" (quick: <= {quick.budget_minutes:g} min)" if quick and quick.budget_minutes else ""
+        table.add_row(suite.name, str(len(suite.tables)), escape(suite.origin), escape(suite.title) + budget)
+    console.print(table)
+    for problem in problems:
+        console.print(f"[red]{escape(problem)}[/red]")

@@ -68,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where run directories go (default ./results)")
     parser.add_argument("--list", action="store_true", help="list the testcases and exit")
     parser.add_argument("--list-plugins", action="store_true", help="list the plugins and exit")
+    parser.add_argument("--suite", metavar="NAME",
+                        help="run a suite: the testcases that reproduce one published report, rendered table by "
+                             "table with the report's id (see --list-suites); writes suite.json beside the run")
+    parser.add_argument("--profile", metavar="P", choices=("quick", "full"),
+                        help="the suite's profile: quick (the embedded 2-core testbed, short trials; default) or "
+                             "full (the report's own parameters, for a lab)")
+    parser.add_argument("--list-suites", action="store_true", help="list the suites and exit")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="with --suite: print what would run and what this host cannot run, create nothing")
     parser.add_argument("--testcase-dir", metavar="DIR", type=Path,
                         help="read testcases from DIR instead of the installed ones")
     parser.add_argument("--conf-dir", metavar="DIR", type=Path,
@@ -317,8 +326,19 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         testcase_dir = args.testcase_dir or testcases.default_testcase_dir()
         listing.print_testcases(out, testcases.load_all(testcase_dir))
         return EXIT_OK
+    if args.list_suites:
+        from vsbench.suite import catalog
+
+        suites, problems = catalog.load_all()
+        listing.print_suites(out, suites, problems)
+        return EXIT_OK
+    if args.suite:
+        return run_suite(args, out, err)
+    if args.profile or args.dry_run:
+        raise UsageError(f"{'--profile' if args.profile else '--dry-run'} goes with --suite NAME")
     if not args.test:
-        raise UsageError("nothing to do: give --test NAME (see --list), --list or --list-plugins")
+        raise UsageError("nothing to do: give --test NAME (see --list), --suite NAME (see --list-suites), --list "
+                         "or --list-plugins")
     if args.repeat < 1:
         raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
     if args.baseline_variant:
@@ -354,6 +374,53 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
             _error(err, f"gate failed: {case.test} {case.frame_size_bytes} B: {failure}")
     if args.json:
         out.file.write(json.dumps(finished.summary, indent=2, allow_nan=False) + "\n")
+    return finished.exit_code
+
+
+def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``vsbench --suite NAME [--profile quick|full]``: plan the suite for this host, run what
+    it can, write suite.json and the report's id sections (vsbench.suite)."""
+    if args.test:
+        raise UsageError("--suite runs its own testcases: give --suite or --test, not both")
+    for kind in PLUGIN_FLAGS:
+        if getattr(args, kind):
+            raise UsageError(f"--{kind} does not go with --suite: each run of a suite names its own plugins")
+    if args.repeat != 1 or args.baseline_variant:
+        raise UsageError("--repeat and --baseline-variant do not go with --suite: its runs set their own")
+    from vsbench.suite import catalog, execute, host, planning
+
+    suite = catalog.find(args.suite)
+    base = cfg.load_layers(args.conf_dir or cfg.default_conf_dir(), args.conf_file)
+    if args.results_dir is not None:
+        base["results_dir"] = str(args.results_dir)
+    test_params = cfg.parse_test_params(args.test_params) if args.test_params else {}
+    testcase_dir = args.testcase_dir or testcases.default_testcase_dir()
+    plan = planning.build(suite, args.profile or "quick", base, testcase_dir, host.collect(), test_params)
+    display = err if args.json else out
+    if args.dry_run:
+        execute.print_plan(plan, display)
+        for planned in plan.plans:
+            word = planned.status if planned.status != planning.RUNNABLE else "runs"
+            display.print(f"  {planned.run}: {planned.plan.label}: {word}" + (f" ({planned.reason})" if planned.reason else ""),
+                          markup=False, highlight=False, soft_wrap=True)
+        return EXIT_OK
+    results_dir = Path(base.get("results_dir") or "results")
+    options = _after_run_options(args, results_dir)
+    if args.junit is not None and not args.junit.parent.is_dir():
+        raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
+    from vsbench.runner import after_run
+
+    outcome = execute.run(plan, results_dir, display, err, debug=args.debug)
+    if outcome.run_dir is None:
+        return outcome.exit_code
+    finished = after_run.finish(outcome.run_dir, outcome.exit_code, options)
+    if args.json:
+        summary = dict(finished.summary)
+        if outcome.document is not None:
+            summary["suite"] = {"name": suite.name, "profile": plan.profile.name,
+                                "summary": outcome.document["summary"],
+                                "ids": {e["id"]: e["status"] for e in outcome.document["ids"]}}
+        out.file.write(json.dumps(summary, indent=2, allow_nan=False) + "\n")
     return finished.exit_code
 
 

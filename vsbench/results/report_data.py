@@ -33,7 +33,9 @@ RESULTS_FILE = "results.json"
 CONFIG_FILE = "config.yaml"
 TRIALS_FILE = "trials.jsonl"
 SYSINFO_FILE = "sysinfo.json"
-INPUT_FILES = (RESULTS_FILE, CONFIG_FILE, TRIALS_FILE, SYSINFO_FILE)
+#: A suite run's account of its report, id by id (optional: only a suite's run has it).
+SUITE_FILE = "suite.json"
+INPUT_FILES = (RESULTS_FILE, CONFIG_FILE, TRIALS_FILE, SYSINFO_FILE, SUITE_FILE)
 
 #: How test notes about CPU placement start (worded by :mod:`vsbench.runner.placement`;
 #: repeated here because results may not import the runner).
@@ -70,6 +72,8 @@ class RunFiles:
     plans: list[dict[str, Any]] = field(default_factory=list)
     trials: list[TrialRecord] = field(default_factory=list)
     sysinfo: dict[str, Any] | None = None
+    #: suite.json of a suite's run (:mod:`vsbench.results.report_suite`), else None.
+    suite: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
     digests: dict[str, str] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
@@ -152,6 +156,7 @@ def load_run(run_dir: Path) -> RunFiles:
     _load_config(files)
     _load_trials(files)
     _load_sysinfo(files)
+    _load_suite(files)
     return files
 
 
@@ -210,6 +215,22 @@ def _load_sysinfo(files: RunFiles) -> None:
         return
     _check_schema(doc, SYSINFO_FILE, files.problems)
     files.sysinfo = doc
+
+
+def _load_suite(files: RunFiles) -> None:
+    path = files.run_dir / SUITE_FILE
+    if not path.is_file():
+        return  # not a suite's run
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        files.problems.append(f"{SUITE_FILE}: cannot read: {_first_line(exc)}")
+        return
+    if not isinstance(doc, dict) or not isinstance(doc.get("ids"), list):
+        files.problems.append(f"{SUITE_FILE}: not a vsbench suite document")
+        return
+    _check_schema(doc, SUITE_FILE, files.problems)
+    files.suite = doc
 
 
 # -- trial verdicts -------------------------------------------------------------------------

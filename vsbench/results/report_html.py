@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from vsbench.results import recompute, report_plots, report_scaling, report_traffic, run_metrics, writers
+from vsbench.results import recompute, report_plots, report_scaling, report_suite, report_traffic, run_metrics, writers
 from vsbench.results import render as templates
 from vsbench.results.page_model import (
     Details,
@@ -100,6 +100,7 @@ class ReportModel:
 
     page: Page
     header: list[Any]
+    suite: list[Any]
     validity: list[Any]
     summary: list[Any]
     repeats: list[Any]
@@ -122,6 +123,7 @@ def build_model(files: RunFiles, generated_at: str | None = None) -> ReportModel
     return ReportModel(
         page=page,
         header=_run_header(files),
+        suite=report_suite.suite_section(files),
         validity=_validity_section(files, notes, consistency),
         summary=_summary_section(files),
         repeats=_repeats_section(files),

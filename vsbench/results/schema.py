@@ -15,6 +15,7 @@ SCHEMA_OF = {
     "trials.jsonl": "trial.schema.json",
     "sysinfo.json": "sysinfo.schema.json",
     "config.yaml": "run_config.schema.json",
+    "suite.json": "suite_result.schema.json",
 }
 
 

@@ -234,8 +234,10 @@ class Run:
     """State of one invocation of :func:`run_plans`."""
 
     def __init__(self, plans: Sequence[TestPlan], checked: list[preflight.CheckedPlan],
-                 results_dir: Path, console: Console, log_level: int = logging.INFO) -> None:
+                 results_dir: Path, console: Console, log_level: int = logging.INFO,
+                 observer: "RunObserver | None" = None) -> None:
         self.plans = list(plans)
+        self.observer = observer
         self.log_level = log_level
         self.checked = checked
         self.console = console
@@ -292,6 +294,19 @@ class Run:
             ),
         )
         writers.write_config_yaml(self.run_dir / "config.yaml", doc)
+
+    def notify(self, event: str) -> None:
+        """Tell the observer (if any) of ``event``; its faults are logged, never raised."""
+        if self.observer is None:
+            return
+        try:
+            with self.guard.held():
+                getattr(self.observer, event)(self.run_dir, self.results)
+        except RunInterrupted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an observer's file is derived; the run goes on
+            log.warning("run observer failed at %s: %s", event, one_line(exc))
+            log.debug("observer failure", exc_info=True)
 
     # -- plans ----------------------------------------------------------------------------
 
@@ -456,6 +471,7 @@ class Run:
             self.write_config()
             self.write_sysinfo()
             self.write_results()
+            self.notify("started")
             trial_log = TrialLog(self.run_dir / TRIALS_FILE)
             self.sink = TrialSink(trial_log, [self.display.trial])
             aborted: str | None = None
@@ -482,6 +498,7 @@ class Run:
                         # a plugin that stopped answering was interrupted and torn down; the
                         # next plans would drive the same software: the run ends here
                         aborted = f"not run: the run ended after {test.label} missed a deadline"
+                self.notify("plan_finished")
                 if index < len(self.results.tests) - 1 and self._interim_report_due():
                     self.write_report()  # the last plan's report is the final one
             self.results.status = "complete" if exit_code == EXIT_OK else "failed"
@@ -510,6 +527,7 @@ class Run:
                 self.write_results()
             except Exception:  # noqa: BLE001 - never mask the run's own outcome
                 log.exception("could not write the final results")
+            self.notify("finished")
             self.write_report()
             if self.claim is not None:
                 self.claim.release()
@@ -616,6 +634,23 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+class RunObserver:
+    """Told of a run's progress by :meth:`Run.execute`, so a layer above the runner (a
+    suite) can keep its own files beside the run's. Each call gets the run directory and
+    the run's results as written so far; an observer's fault is logged, never the run's.
+    ``plan_finished`` is called after every plan, ``finished`` once after the final
+    results.json and before the final report.html."""
+
+    def started(self, run_dir: Path, results: RunResults) -> None:
+        """The run directory exists, config.yaml and the first results.json are written."""
+
+    def plan_finished(self, run_dir: Path, results: RunResults) -> None:
+        """A plan ended (complete, failed or not run)."""
+
+    def finished(self, run_dir: Path, results: RunResults) -> None:
+        """The run ended (its final status is in ``results``)."""
+
+
 @dataclass(frozen=True)
 class RunOutcome:
     """How a run ended: its exit code and its directory (None when nothing was created)."""
@@ -625,14 +660,15 @@ class RunOutcome:
 
 
 def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
-                  err_console: Console | None = None, debug: bool = False) -> RunOutcome:
+                  err_console: Console | None = None, debug: bool = False,
+                  observer: RunObserver | None = None) -> RunOutcome:
     """Run ``plans`` in order into ``<results_dir>/<YYYYmmdd-HHMMSS>-<runid>/``.
 
     The exit code is 0 when every plan ran, 1 when one failed, 2 when a preflight check
     failed (nothing was created, no run directory), 128+signal when interrupted. The
     one-line errors of exit 2 go to ``err_console`` (the CLI's stderr) when given, else to
     ``console``. ``debug`` (``--debug``) logs DEBUG records to the run's log whatever
-    ``log_level`` says.
+    ``log_level`` says. ``observer`` (:class:`RunObserver`) is told of the run's progress.
     """
     err = err_console or console
     if not plans:
@@ -644,7 +680,7 @@ def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
         err.print(f"vsbench: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return RunOutcome(EXIT_USAGE, None)
     try:
-        run = Run(plans, checked, results_dir, console, log_level_of(plans, debug))
+        run = Run(plans, checked, results_dir, console, log_level_of(plans, debug), observer)
         Path(results_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         err.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
