@@ -38,6 +38,8 @@ class PageLoad:
     log_errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)
+    #: Every h1-h4 as the reader sees it: tag, text and the id of its enclosing section.
+    headings: list[dict] = field(default_factory=list)
     title: str = ""
 
 
@@ -124,6 +126,11 @@ def load(path: Path, timeout: float = 60.0) -> PageLoad:
         title = pipe.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True},
                           session=session)
         result.title = title["result"]["value"]
+        headings = pipe.send("Runtime.evaluate", {
+            "expression": "JSON.stringify([...document.querySelectorAll('h1, h2, h3, h4')].map(h => "
+                          "({level: h.tagName, text: h.textContent, section: (h.closest('section') || {}).id || ''})))",
+            "returnByValue": True}, session=session)
+        result.headings = json.loads(headings["result"]["value"])
         for event in pipe.events:
             method, params = event.get("method"), event.get("params") or {}
             if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning", "assert"):
