@@ -5,7 +5,11 @@ docs cannot drift from it (``sphinx-build -W`` runs in the tests):
     the testcase catalogue: every ``testcases/*.yaml``, validated by the same loader the CLI
     uses, with its description, deployment, traffic, search, matrix and thresholds;
 ``.. vsbench-cli::``
-    every command's ``--help`` (``vsbench.cli.main.PARSERS``), subcommands included.
+    every command's ``--help`` (``vsbench.cli.main.PARSERS``), subcommands included;
+``.. vsbench-suite:: NAME``
+    one suite's runs (testcase, plugins, parameters per profile, what the host must have) and
+    ids (what each table shows and where the report prints its own figures), from the suite
+    file through the same loader ``vsbench --suite`` uses.
 """
 
 from __future__ import annotations
@@ -87,7 +91,50 @@ class CommandLine(SphinxDirective):
         return _rst(self, lines)
 
 
+def _params(params) -> str:
+    return "; ".join(f"``{k}={_scalar(v)}``" for k, v in params.items()) or "none"
+
+
+class SuiteReference(SphinxDirective):
+    required_arguments = 1
+
+    def run(self):
+        from vsbench.suite import catalog, metrics
+
+        suite = catalog.find(self.arguments[0])
+        self.env.note_dependency(str(suite.path))
+        lines = ["Runs", "~~~~", "",
+                 f"Every profile's parameters: quick: {_params(suite.profiles['quick'].params)}; "
+                 f"full: {_params(suite.profiles['full'].params)}.", ""]
+        for run in suite.runs:
+            plugins = ", ".join(f"{k} ``{v}``" for k, v in run.flags().items() if v) or "the testcase's plugins"
+            lines += [f"* **{run.name}**: testcase ``{run.test}``, {plugins}; parameters {_params(run.params)}"]
+            for name, profile in run.profiles.items():
+                what = _params(profile.params) if profile.params else ""
+                if profile.skip:
+                    what = f"left out ({profile.skip})"
+                if profile.repeat:
+                    what += f" x{profile.repeat} repeats"
+                lines.append(f"  - {name}: {what or 'as above'}")
+            if run.requires:
+                lines.append(f"  - needs: {_scalar(run.requires)}")
+            if run.note:
+                lines.append(f"  - {run.note}")
+        lines += ["", "Ids", "~~~", ""]
+        for table in suite.tables:
+            columns = ", ".join(f"{metrics.describe(c).label} ({metrics.describe(c).unit})" for c in table.columns)
+            series = ", ".join(f"{s.label} (run {s.run})" for s in table.series)
+            lines += [f"* **{table.id}** -- {table.title}. Rows by {', '.join(table.rows)}; series: {series}; "
+                      f"columns: {columns}."]
+            ref = table.reference
+            if ref is not None:
+                lines.append(f"  The report's figures: {ref.source or 'not printed'}"
+                             + ("" if ref.printed else " (a chart only: none to set beside ours)") + ".")
+        return _rst(self, lines)
+
+
 def setup(app):
     app.add_directive("vsbench-testcases", TestcaseCatalogue)
     app.add_directive("vsbench-cli", CommandLine)
+    app.add_directive("vsbench-suite", SuiteReference)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -264,9 +264,90 @@ def run_matrix(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+def suite_documents(refs: list[str]) -> list[tuple[str, dict]] | None:
+    """Each side's suite.json when every side is one run directory of a suite, else None."""
+    from vsbench.results import report_data
+
+    docs = []
+    for ref in refs:
+        path = Path(ref)
+        files = path / report_data.SUITE_FILE
+        if "," in ref or not files.is_file():
+            return None
+        try:
+            docs.append((path.name, json.loads(files.read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as exc:
+            raise run_refs.RunRefError(f"{files}: cannot read: {exc}") from None
+    return docs
+
+
+def suite_tables(comparison) -> list[Table]:
+    """One table per id: each row's figure on every run and its change against the first."""
+    from vsbench.results import compare_suite  # noqa: F401 - the type of ``comparison``
+
+    names = comparison.run_names
+    tables = []
+    for id_, statuses in comparison.statuses.items():
+        rows = [r for r in comparison.rows if r.id == id_]
+        title = f"{id_}: " + ", ".join(f"{n} {s.replace('_', ' ')}" for n, s in zip(names, statuses))
+        reasons = [f"{n}: {r}" for n, r in zip(names, comparison.reasons.get(id_) or ()) if r]
+        table = Table(title=escape(title), title_justify="left", caption=escape("\n".join(reasons)) or None,
+                      caption_justify="left")
+        for header in ("Series", "Key", "Metric", "Unit", names[0]):
+            table.add_column(escape(header), justify="right" if header == names[0] else "left")
+        for name in names[1:]:
+            table.add_column(escape(name), justify="right")
+            table.add_column("change", justify="right")
+        for row in rows:
+            key = ", ".join(f"{k} {v}" for k, v in row.key.items())
+            cells = [escape(row.series), escape(key), row.metric, escape(row.unit)]
+            for i, value in enumerate(row.values):
+                text = f"{value:,.4g}" if value is not None else f"[yellow]{escape(row.gaps[i] or '-')}[/yellow]"
+                cells.append(text)
+                if i:
+                    change = row.changes_percent[i]
+                    cells.append("-" if change is None else f"{change:+.1f} %")
+            table.add_row(*cells)
+        tables.append(table)
+    return tables
+
+
+def run_suites(args: argparse.Namespace, docs: list[tuple[str, dict]], out: Console) -> int:
+    """``vsbench compare RUN_A RUN_B`` on runs of a suite: id by id."""
+    from vsbench.results import compare_suite
+
+    comparison = compare_suite.compare(docs)
+    if args.format == "json":
+        text = json.dumps({"suite": compare_suite.to_json(comparison)}, indent=2, allow_nan=False) + "\n"
+    elif args.format == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["id", "series", "key", "metric", "unit", *comparison.run_names])
+        for row in comparison.rows:
+            writer.writerow([row.id, row.series, json.dumps(row.key, sort_keys=True), row.metric, row.unit,
+                             *("" if v is None else repr(v) for v in row.values)])
+        text = buffer.getvalue()
+    else:
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=200, color_system=None) if args.output is not None else out
+        for table in suite_tables(comparison):
+            console.print(table)
+        for note in comparison.notes:
+            console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        text = buffer.getvalue() if args.output is not None else None
+    if args.output is not None:
+        writers.write_atomic(args.output, text or "")
+    elif text is not None:
+        out.file.write(text)
+    return 0
+
+
 def run(args: argparse.Namespace, out: Console) -> int:
     if len(args.runs) == 1:
         return run_matrix(args, out)
+    docs = suite_documents(args.runs)
+    if docs is not None and args.html is None and not args.metric:
+        return run_suites(args, docs, out)
     url = run_refs.store_url(args.db, args.results_dir)
     sides = [run_refs.load_side(ref, url) for ref in args.runs]
     comparison = compare.compare(sides, args.metric or None)
