@@ -157,3 +157,15 @@ def test_every_builtin_suite_loads_and_plans_in_both_profiles():
 
 def test_suite_json_schema_is_shipped():
     assert json.loads((ROOT / "vsbench" / "schemas" / "suite_result.schema.json").read_text())["$id"]
+
+
+def test_only_runs_what_the_named_ids_need():
+    suite = catalog.find(str(SMOKE))
+    base = cfg.load_layers(cfg.default_conf_dir(), [])
+    plan = planning.build(suite, "quick", base, testcases.default_testcase_dir(), TWO_CORES,
+                          check_prerequisites=False, only_ids=["999/T1"])
+    statuses = {p.run: (p.status, p.reason) for p in plan.plans}
+    assert statuses["bridge_1flow"][0] == "runnable" and statuses["bridge_8flows"][0] == "runnable"
+    assert statuses["bridge_two_hosts"] == ("skipped", "not asked for (--only 999/T1)")
+    with pytest.raises(catalog.SuiteError, match="no id '999/T9'"):
+        planning.build(suite, "quick", base, testcases.default_testcase_dir(), TWO_CORES, only_ids=["999/T9"])

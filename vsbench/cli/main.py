@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", metavar="P", choices=("quick", "full"),
                         help="the suite's profile: quick (the embedded 2-core testbed, short trials; default) or "
                              "full (the report's own parameters, for a lab)")
+    parser.add_argument("--only", metavar="ID[,ID]",
+                        help="with --suite: run only what these ids' tables need (e.g. 000/T7-5); the others are "
+                             "listed as not asked for")
     parser.add_argument("--list-suites", action="store_true", help="list the suites and exit")
     parser.add_argument("--dry-run", action="store_true",
                         help="with --suite: print what would run and what this host cannot run, create nothing")
@@ -334,8 +337,9 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         return EXIT_OK
     if args.suite:
         return run_suite(args, out, err)
-    if args.profile or args.dry_run:
-        raise UsageError(f"{'--profile' if args.profile else '--dry-run'} goes with --suite NAME")
+    for option in ("profile", "dry_run", "only"):
+        if getattr(args, option):
+            raise UsageError(f"--{option.replace('_', '-')} goes with --suite NAME")
     if not args.test:
         raise UsageError("nothing to do: give --test NAME (see --list), --suite NAME (see --list-suites), --list "
                          "or --list-plugins")
@@ -395,7 +399,9 @@ def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
         base["results_dir"] = str(args.results_dir)
     test_params = cfg.parse_test_params(args.test_params) if args.test_params else {}
     testcase_dir = args.testcase_dir or testcases.default_testcase_dir()
-    plan = planning.build(suite, args.profile or "quick", base, testcase_dir, host.collect(), test_params)
+    only = [i.strip() for i in args.only.split(",") if i.strip()] if args.only else None
+    plan = planning.build(suite, args.profile or "quick", base, testcase_dir, host.collect(), test_params,
+                          only_ids=only)
     display = err if args.json else out
     if args.dry_run:
         execute.print_plan(plan, display)

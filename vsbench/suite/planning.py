@@ -133,30 +133,44 @@ def _preflight(plan: TestPlan) -> str | None:
     return None
 
 
+def runs_for_ids(suite: Suite, ids: Iterable[str]) -> set[str]:
+    """The runs whose results fill the tables ``ids`` (SuiteError for an unknown id)."""
+    wanted = list(ids)
+    unknown = [i for i in wanted if i not in suite.ids]
+    if unknown:
+        raise SuiteError(f"suite {suite.name} has no id {unknown[0]!r}; its ids: {', '.join(suite.ids)}")
+    return {name for table in suite.tables if table.id in wanted for name in table.run_names()}
+
+
 def build(suite: Suite, profile_name: str, base: Mapping[str, Any], testcase_dir: Path,
           host: host_facts.HostFacts, user_params: Mapping[str, Any] | None = None,
-          check_prerequisites: bool = True) -> SuitePlan:
+          check_prerequisites: bool = True, only_ids: Iterable[str] | None = None) -> SuitePlan:
     """Every run of ``suite`` under ``profile_name`` as plans, each runnable or not here.
 
     A run the profile leaves out is ``skipped`` (its reason the profile's); one whose
     ``requires`` the host does not meet, or whose plugins' prerequisites are missing
     (``check_prerequisites``: the runner's own preflight), is ``not_runnable`` with that
     reason. A configuration error is a :class:`SuiteError` (exit 2), for every plan.
+    ``only_ids`` runs only what those ids' tables need; every other run is ``skipped``.
     """
     if profile_name not in suite.profiles:
         raise SuiteError(f"suite {suite.name} has no profile {profile_name!r}; "
                          f"its profiles: {', '.join(suite.profiles)}")
     profile = suite.profiles[profile_name]
     paths = key_paths(suite)
+    wanted = runs_for_ids(suite, only_ids) if only_ids else None
     planned: list[PlannedPlan] = []
     for run in suite.runs:
         plans = _resolve(suite, run, profile, base, testcase_dir, user_params or {})
         skip = run.profile(profile_name).skip
+        skip = f"not in the {profile_name} profile: {skip}" if skip else None
+        if wanted is not None and run.name not in wanted:
+            skip = skip or f"not asked for (--only {','.join(only_ids or ())})"
         unmet = host_facts.unmet(run.requires, host)
         for plan in plans:
             keys = _keys_of(plan.config, paths)
             if skip:
-                planned.append(PlannedPlan(run.name, plan, SKIPPED, f"not in the {profile_name} profile: {skip}", keys))
+                planned.append(PlannedPlan(run.name, plan, SKIPPED, skip, keys))
             elif unmet:
                 planned.append(PlannedPlan(run.name, plan, NOT_RUNNABLE, unmet, keys))
             else:
