@@ -133,3 +133,22 @@ def test_sweep_rows_one_per_step_with_output_and_drop():
     last = entry["rows"][1]["values"]
     assert last["output_percent"] == pytest.approx(80.0) and last["drop_percent"] == pytest.approx(20.0)
     assert entry["rows"][0]["values"]["latency_avg_ns"] == 20000
+
+
+def test_gain_against_baseline_key_values_pairs_rows_by_their_other_keys():
+    doc = {**SUITE_DOC, "runs": [{"name": n, "test": "pvp_tput"} for n in ("p1", "v1", "p2", "v2")],
+           "tables": [{"id": "000/F7-22", "title": "overhead", "rows": ["cores", "tunnel", "frame_size"],
+                       "series": [{"run": "p1", "label": "PVP 1 core", "key": {"cores": 1, "tunnel": "none"}},
+                                  {"run": "v1", "label": "VXLAN 1 core", "key": {"cores": 1, "tunnel": "vxlan"}},
+                                  {"run": "p2", "label": "PVP 2 cores", "key": {"cores": 2, "tunnel": "none"}},
+                                  {"run": "v2", "label": "VXLAN 2 cores", "key": {"cores": 2, "tunnel": "vxlan"}}],
+                       "columns": ["ndr_fps", "overhead_percent"], "gain": {"metric": "ndr_fps",
+                                                                            "baseline": {"tunnel": "none"}}}]}
+    suite = from_document(doc, Path("t.yaml"))
+    records = [{"run": n, "label": n, "status": "runnable", "plan_index": i, "frame_sizes": [64], "keys": {}}
+               for i, n in enumerate(("p1", "v1", "p2", "v2"))]
+    res = {"tests": [a_test(i, [(64, [point(fps)])]) for i, fps in enumerate((1.0e6, 0.6e6, 2.0e6, 1.0e6))]}
+    entry = tables.build_table(suite.tables[0], records, res)
+    overhead = {r["series"]: r["values"]["overhead_percent"] for r in entry["rows"]}
+    assert overhead["VXLAN 1 core"] == pytest.approx(40.0) and overhead["VXLAN 2 cores"] == pytest.approx(50.0)
+    assert overhead["PVP 1 core"] == pytest.approx(0.0)

@@ -134,7 +134,10 @@ def _check(suite: Suite) -> None:
             if not metrics.known(column):
                 raise SuiteError(f"{at}: columns: unknown metric {column!r}; {metrics.hint(column)}")
         if table.gain is not None:
-            if table.gain.over not in labels:
+            unknown = [k for k in table.gain.baseline if k not in table.rows]
+            if unknown:
+                raise SuiteError(f"{at}: gain.baseline: {unknown[0]!r} is not one of the table's rows ({', '.join(table.rows)})")
+            if table.gain.over is not None and table.gain.over not in labels:
                 raise SuiteError(f"{at}: gain.over: {table.gain.over!r} is not a series label ({', '.join(labels)})")
             if not metrics.known(table.gain.metric):
                 raise SuiteError(f"{at}: gain.metric: unknown metric {table.gain.metric!r}")

@@ -15,8 +15,9 @@ sizes and, for a load sweep, one step. Names carry their unit, as everywhere in 
   (received over the sweep's 100 %), ``drop_percent``;
 * a TCP workload: ``tcp_gbps``, ``retransmits``, ``cores_used``, ``cores_per_gbps``,
   ``rtt_mean_us``;
-* computed across a table's rows (:mod:`vsbench.suite.tables`): ``gain_percent`` and
-  ``ratio`` against the table's ``gain.over`` series.
+* computed across a table's rows (:mod:`vsbench.suite.tables`): ``gain_percent``, ``ratio``
+  and ``overhead_percent`` (the loss against the baseline, ONP 2.1's VXLAN overhead) against
+  the table's ``gain`` baseline.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ GOAL_QUANTITIES: dict[str, tuple[str, str, int, str, float]] = {
     "l2_mbps": ("L2 rate", "Mbit/s", 0, "throughput_l2_mbps", 1.0),
     "line_rate_percent": ("line rate", "%", 1, "line_rate_percent", 1.0),
     "switched_mpps": ("switched frames (x switching ops)", "Mpps", 3, "switched_fps", 1e-6),
+    "switched_fps": ("switched frames (x switching ops)", "frames/s", 0, "switched_fps", 1.0),
 }
 GOAL_PATTERN = re.compile(r"^([a-z][a-z0-9]*)_(" + "|".join(sorted(GOAL_QUANTITIES, key=len, reverse=True)) + r")$")
 
@@ -91,9 +93,10 @@ FIXED: dict[str, Metric] = {m.name: m for m in (
     Metric("rtt_mean_us", "RTT mean", "us", 1),
     Metric("gain_percent", "gain", "%", 1),
     Metric("ratio", "ratio", "x", 3),
+    Metric("overhead_percent", "overhead (loss against the baseline)", "%", 1),
 )}
 #: Computed across rows by the table, not read from one source.
-DERIVED = ("gain_percent", "ratio")
+DERIVED = ("gain_percent", "ratio", "overhead_percent")
 
 
 def known(name: str) -> bool:

@@ -98,8 +98,12 @@ class Plot:
 
 @dataclass(frozen=True)
 class Gain:
+    """Each row's gain in ``metric`` over a baseline row: the ``over`` series' row with the
+    same key, or the row whose key has the ``baseline`` values and the same other keys."""
+
     metric: str
-    over: str
+    over: str | None = None
+    baseline: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,8 @@ def _table(doc: Mapping[str, Any], references: Mapping[str, Any]) -> SuiteTable:
         id=doc["id"], title=doc["title"], series=series, columns=tuple(doc["columns"]),
         rows=tuple(doc.get("rows") or ("frame_size",)), keys=dict(doc.get("keys") or {}),
         goal=str(doc.get("goal") or "NDR"), report_metrics=dict(doc.get("report_metrics") or {}),
-        gain=None if gain is None else Gain(metric=gain["metric"], over=gain["over"]),
+        gain=None if gain is None else Gain(metric=gain["metric"], over=gain.get("over"),
+                                            baseline=dict(gain.get("baseline") or {})),
         plot=None if plot is None else Plot(x=plot["x"], y=plot["y"], kind=plot.get("kind", "line"),
                                             log_x=bool(plot.get("log_x")), error_bars=bool(plot.get("error_bars"))),
         reference=_reference(doc.get("reference") if "reference" in doc else references.get(doc["id"])),

@@ -139,9 +139,15 @@ def _match_key(table: SuiteTable) -> list[str]:
 def _gains(table: SuiteTable, rows: list[dict[str, Any]]) -> None:
     if table.gain is None:
         return
-    wanted = [c for c in ("gain_percent", "ratio") if c in table.columns]
-    fields = _match_key(table)
-    baseline = [r for r in rows if r["series"] == table.gain.over and r["status"] == ROW_MEASURED]
+    wanted = [c for c in metrics.DERIVED if c in table.columns]
+    fixed = table.gain.baseline
+    if fixed:
+        fields = [k for k in table.rows if k not in fixed]
+        baseline = [r for r in rows if r["status"] == ROW_MEASURED
+                    and all(_same(r["key"].get(k), v) for k, v in fixed.items())]
+    else:
+        fields = _match_key(table)
+        baseline = [r for r in rows if r["series"] == table.gain.over and r["status"] == ROW_MEASURED]
     for row in rows:
         if row["status"] != ROW_MEASURED:
             continue
@@ -153,6 +159,8 @@ def _gains(table: SuiteTable, rows: list[dict[str, Any]]) -> None:
                 row["values"][column] = None
             elif column == "ratio":
                 row["values"][column] = ours / ref
+            elif column == "overhead_percent":
+                row["values"][column] = 100.0 * (ref - ours) / ref
             else:
                 row["values"][column] = 100.0 * (ours - ref) / ref
 
