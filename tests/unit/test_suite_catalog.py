@@ -74,6 +74,8 @@ def test_unmet_requirements_name_the_host_fact():
     assert "no openvswitch module" in unmet({"kernel_modules": ["openvswitch"]}, TWO_CORES)
     assert "SmartNIC" in unmet({"pci_vendors": ["0x19ee"]}, TWO_CORES)
     assert "SST-BF" in unmet({"sst_bf": True}, TWO_CORES)
+    assert unmet({"files": ["/no/such/ovs-vswitchd"], "reason": "build it"}, RICH_HOST) == \
+        "no /no/such/ovs-vswitchd on this host (build it)"
     assert "compare" in unmet({"hosts": 2}, RICH_HOST)  # one run is one host, wherever it runs
     for requirement in ({"cpus": 4}, {"hyperthreading": True}, {"kvm": True}, {"kernel_modules": ["openvswitch"]},
                         {"sriov": True}, {"pci_drivers": ["ice"]}, {"pci_vendors": ["0x19ee"]},

@@ -159,6 +159,9 @@ def unmet(requires: Mapping[str, Any], host: HostFacts) -> str | None:
     if requires.get("sst_bf") and not host.sst_bf:
         reasons.append(f"no Intel SST-BF (cpufreq driver {host.cpufreq_driver or 'none'}, "
                        "no per-core base frequencies)")
+    absent = [f for f in requires.get("files") or () if not Path(f).exists()]
+    if absent:
+        reasons.append(f"no {', '.join(absent)} on this host")
     hosts = requires.get("hosts")
     if hosts and hosts > 1:
         reasons.append(f"the report compares {hosts} hosts: run this suite on each and compare the runs "
