@@ -433,7 +433,9 @@ class TcpPoint:
     GSO, GRO, clients). ``cpu_oversubscribed``: the CPU plan had more busy pollers than CPUs.
     With several clients sending to one server at once (``tcp.clients``), ``gbps``,
     ``retransmits`` and the endpoints' CPU are their sums, and ``client_gbps`` /
-    ``client_retransmits`` each client's own, in client order (empty for one client)."""
+    ``client_retransmits`` each client's own, in client order (empty for one client).
+    ``interface_drops``: packets the endpoints' own interfaces dropped (a tap's queue that
+    overflowed), where the generator counts them."""
 
     trial_index: int
     gbps: float
@@ -452,6 +454,9 @@ class TcpPoint:
     cpu_oversubscribed: bool | None = None
     client_gbps: list[float] = field(default_factory=list)
     client_retransmits: list[int | None] = field(default_factory=list)
+    #: Packets the endpoints' interfaces dropped during the run, both directions (None:
+    #: the generator did not say).
+    interface_drops: int | None = None
 
 
 @dataclass

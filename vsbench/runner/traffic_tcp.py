@@ -140,7 +140,8 @@ def point_of(records: list[TrialRecord], oversubscribed: bool | None) -> TcpPoin
         trial_indices=[r.trial_index for r, _ in runs], gbps_runs=[float(d["gbps"]) for _, d in runs],
         cpu_oversubscribed=oversubscribed,
         client_gbps=[float(c.get("gbps") or 0.0) for c in clients],
-        client_retransmits=[c.get("retransmits") for c in clients])
+        client_retransmits=[c.get("retransmits") for c in clients],
+        interface_drops=(doc.get("stats") or {}).get("interface_drops"))
 
 
 def tcp_workload(job: FrameSizeJob) -> FrameSizeResult:
@@ -175,14 +176,16 @@ def tcp_line(fs: FrameSizeResult) -> str | None:
         return "-" if value is None else f"{value:.0f}%"
 
     parts = [f"{t.gbps:.3f} Gbit/s", f"{'-' if t.retransmits is None else t.retransmits} retransmits"]
-    if t.client_gbps:
+    if t.interface_drops:
+        parts[1] += f" ({t.interface_drops} packets dropped by the endpoints' ports)"
+    if len(t.client_gbps) > 1:
         parts[0] += f" ({len(t.client_gbps)} clients: {' + '.join(f'{g:.3f}' for g in t.client_gbps)})"
     if t.cores is not None:
         switch = "-" if t.switch_cores is None else f"{t.switch_cores:.2f}"
         parts.append(f"{t.cores:.2f} cores (sender {pct(t.sender_cpu_percent)}, receiver {pct(t.receiver_cpu_percent)}, "
                      f"switch {switch})" + (f" = {t.cores_per_gbps:.3f} cores per Gbit/s" if t.cores_per_gbps else ""))
     if t.rtt_mean_us is not None:
-        parts.append(f"RTT mean {t.rtt_mean_us:.0f} us (max {t.rtt_max_us:.0f})")
+        parts.append(f"RTT mean {t.rtt_mean_us:.0f} us" + ("" if t.rtt_max_us is None else f" (max {t.rtt_max_us:.0f})"))
     if t.cpu_oversubscribed:
         parts.append("CPU oversubscribed")
     return ", ".join(parts)

@@ -15,6 +15,7 @@ namespace is removed.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Sequence
@@ -102,6 +103,20 @@ class Endpoints:
             argv = offload_argv(self.ethtool, port.iface, spec)
             if argv:
                 self._run(argv, ns)
+
+    def counters(self) -> list[dict[str, int]]:
+        """Each endpoint interface's packet and drop counters (``tx_packets``,
+        ``tx_dropped``, ``rx_packets``, ``rx_dropped``), in port order; a port whose
+        counters cannot be read gives an empty dict."""
+        out = []
+        for port, ns in zip(self.ports, self.names):
+            try:
+                shown = run(["ip", "-j", "-s", "link", "show", "dev", port.iface], netns=ns, check=False, timeout_s=10)
+                stats = json.loads(shown.stdout)[0].get("stats64") or {}
+                out.append({f"{d}_{k}": int(stats[d][k]) for d in ("tx", "rx") for k in ("packets", "dropped")})
+            except (CommandError, ValueError, LookupError, TypeError):
+                out.append({})
+        return out
 
     @staticmethod
     def _has_ingress_filter(netns: str, iface: str) -> bool:

@@ -16,6 +16,7 @@ switch's PMD on CPU 1 of a 2-core machine), which the runner's CPU plan shows.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import subprocess
@@ -64,6 +65,21 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                             "description": "how long the server may take to listen"},
     },
 }
+
+
+def interface_deltas(before: list[dict[str, int]], after: list[dict[str, int]]) -> list[dict[str, int]]:
+    """Each endpoint interface's counters over a run (after - before; empty where either
+    sample is missing). Pure."""
+    return [{k: a[k] - b[k] for k in a if k in b} if a and b else {} for b, a in zip(before, after)]
+
+
+def total_drops(interfaces: list[dict[str, int]]) -> int | None:
+    """Packets the endpoints' interfaces dropped over a run, both directions (None when a
+    port's counters are missing): on a tap port a client's ``tx_dropped`` is its tap
+    queue overflowing while the switch drains it, the retransmits' usual cause there."""
+    if not interfaces or any(not i for i in interfaces):
+        return None
+    return sum(i.get("tx_dropped", 0) + i.get("rx_dropped", 0) for i in interfaces)
 
 
 class Iperf3(TrafficGenerator):
@@ -172,6 +188,7 @@ class Iperf3(TrafficGenerator):
         timeout = spec.duration_s + spec.omit_s + CONNECT_TIMEOUT_S + SEND_STALL_S + REPORT_SLACK_S
         self._server_log_from = []
         reports: list[Path] = []
+        before = self.endpoints.counters()
         try:
             for i in range(n):
                 server_log = log_dir / self._log_names(n, i)[0]
@@ -216,7 +233,10 @@ class Iperf3(TrafficGenerator):
         finally:
             self._stop(self._clients)
             self._stop(self._servers)
-        return combine(results)
+        result = combine(results)
+        interfaces = interface_deltas(before, self.endpoints.counters())
+        return dataclasses.replace(result, stats={**result.stats, "interfaces": interfaces,
+                                                  "interface_drops": total_drops(interfaces)})
 
     def _stall_diagnosis(self, client: int, clients: int, server_ip: str, port: int) -> str:
         """One clause on where a failed or hung run of ``client`` stopped, from what the
