@@ -1,7 +1,7 @@
 """Report 5's TC1 and TC3 pieces without a testbed: N clients' results combined, the
 point's per-client figures, the hub flows of N clients to one server, OvS-DPDK's tap
 ports and userspace TSO, the v2v wiring with recording fakes, and the preflight's
-refusals. (The real path runs in tests/integration/test_tcp_v2v.py.)"""
+refusals. (The real path runs in tests/integration/test_tcp_v2v_on_testbed.py.)"""
 
 from __future__ import annotations
 
