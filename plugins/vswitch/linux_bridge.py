@@ -221,6 +221,13 @@ class LinuxBridge(VSwitch):
             if master != real:
                 raise PluginError(f"port {port.name} is not in bridge {real} (master: {master})")
 
+    def connect_many(self, bridge: str, hub: SwitchPort, spokes) -> None:
+        """Nothing to install either: N spokes and a hub on one learning bridge forward by
+        the endpoints' MACs (a frame to a MAC not yet learned is flooded to the other
+        spokes too, whose endpoints drop it). Checks every port is in ``bridge``."""
+        for port, _mac in spokes:
+            self.connect(bridge, port, hub)
+
     # ------------------------------------------------------------------ per-trial cost
 
     def _port_counters(self) -> dict[str, dict[str, int]]:

@@ -17,6 +17,17 @@ is on the caller's bridge. A frame arriving for the VTEP is popped (``tnl_pop``)
 recirculated; one sent to the tunnel port is pushed (``tnl_push``) and leaves by the
 underlay bridge's flow, in the same datapath pass.
 
+A ``tap`` port (the ``v2v`` deployment's stand-in for a guest's vhost-user port) is an OvS
+``type=tap`` interface: OvS creates the kernel tap device (in the DUT namespace) and serves
+its other side from ovs-vswitchd's main thread -- netdev-linux ports are not PMD ports --
+through one file descriptor, so it has one queue (``n_rxq`` > 1 is refused). With
+``userspace_tso`` (on by default when the topology has tap ports) OvS opens the tap with
+a virtio-net header and offers TSO and checksum offload to the kernel side: an endpoint's
+64 KB TSO segment crosses the switch whole to another tap port, as a guest's does across
+vhost-user ports. OvS 3.1 has no software segmentation or checksum fallback: a frame that
+carries such work towards a port without the offload (DPDK's af_packet PMD offers none)
+is dropped, so TSO plans need every endpoint on a tap port.
+
 Default placement for a 2-core machine: the PMD busy-polls on CPU 1 (``pmd_cpu_mask
 0x2``); DPDK's main lcore, the handler/revalidator threads, the generator and the kernel's
 softirq work share CPU 0 (``dpdk_lcore_mask 0x1``).
@@ -128,6 +139,10 @@ SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
     "mfex_impl": {"type": ["string", "null"], "pattern": IMPL_PATTERN, "default": None,
                   "description": "miniflow extract implementation (dpif-netdev/miniflow-parser-set): "
                                  "scalar, study, avx512_*"},
+    "userspace_tso": {"type": ["boolean", "null"], "default": None,
+                      "description": "other_config:userspace-tso-enable (OvS 3.1, experimental): TSO segments "
+                                     "and unfinished checksums cross tap ports (and vhost-user) through a "
+                                     "virtio-net header; null: on when the topology has tap ports, else off"},
 })
 
 #: The appctl commands of the implementation settings: (set command, listing command).
@@ -151,6 +166,7 @@ class OvsDpdk(OvsSwitchBase):
     package_remedy: ClassVar[str] = "apt-get install openvswitch-switch-dpdk"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     supports_vhost_user: ClassVar[bool] = True
+    supports_tap_ports: ClassVar[bool] = True
     tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
 
     def __init__(self, context) -> None:
@@ -165,6 +181,8 @@ class OvsDpdk(OvsSwitchBase):
         self.implementations: dict[str, str] = {}
         #: Tunnel port name -> its underlay bridge, port and VTEP address.
         self.underlays: dict[str, dict[str, str]] = {}
+        #: The port kinds the topology said it will add (:meth:`plan_ports`).
+        self.planned_kinds: set[str] = set()
 
     # ------------------------------------------------------------------ checks
 
@@ -229,9 +247,24 @@ class OvsDpdk(OvsSwitchBase):
             args.append(f"--huge-dir={self.huge_dir}")
         return args + list(self.cfg["dpdk_extra"])
 
+    def plan_ports(self, kinds) -> None:
+        """Remembers the port kinds to come: tap ports turn ``userspace_tso`` (when null)
+        on, which OvS reads once at start-up."""
+        self.planned_kinds |= set(kinds)
+
+    @property
+    def userspace_tso(self) -> bool:
+        """Whether this instance runs with ``userspace-tso-enable`` (the setting, or when
+        null: tap ports planned)."""
+        if self.cfg["userspace_tso"] is not None:
+            return bool(self.cfg["userspace_tso"])
+        return "tap" in self.planned_kinds
+
     def other_config(self) -> dict[str, str]:
         socket_mem = ",".join(str(m) for m in self.cfg["socket_mem_mb"])
         features = {}
+        if self.userspace_tso or self.cfg["userspace_tso"] is not None:
+            features["userspace-tso-enable"] = "true" if self.userspace_tso else "false"
         if self.cfg["emc_insert_inv_prob"] is not None:
             features["emc-insert-inv-prob"] = str(int(self.cfg["emc_insert_inv_prob"]))
         if self.cfg["smc_enable"] is not None:
@@ -333,6 +366,12 @@ class OvsDpdk(OvsSwitchBase):
             return spec.name, ["type=dpdkvhostuser"]
         if spec.kind == "tunnel":
             return spec.name, tunnel_columns(spec, OVS_TUNNEL_OPTIONS)
+        if spec.kind == "tap":
+            if (self.cfg["n_rxq"] or 1) > 1:
+                raise PluginError(f"vswitch.ovs_dpdk.n_rxq {self.cfg['n_rxq']} cannot apply to tap port {spec.name}: "
+                                  "OvS serves a tap device through one file descriptor (one queue) from its main "
+                                  "thread, not a PMD (vhost-user multiqueue needs a guest)")
+            return spec.name, ["type=tap"]
         raise PluginError(f"ovs_dpdk cannot add port {spec.name!r}: physical ports need iface or pci")
 
     def af_packet_devargs(self, iface: str, index: int) -> str:
@@ -359,6 +398,11 @@ class OvsDpdk(OvsSwitchBase):
                                   "leave socket_path unset and read it from the returned port")
             port = super().add_port(bridge, spec)
             return replace(port, spec=replace(spec, socket_path=where))
+        if spec.kind == "tap":
+            if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", spec.name):
+                raise PluginError(f"not a tap device name: {spec.name!r}")
+            port = super().add_port(bridge, spec)  # OvS created the kernel device of that name
+            return replace(port, spec=replace(spec, iface=spec.name))
         return super().add_port(bridge, spec)
 
     def add_underlay(self, bridge: str, spec: PortSpec) -> None:
@@ -405,11 +449,24 @@ class OvsDpdk(OvsSwitchBase):
         """Not while an af_packet port exists: the PMD reads each frame's bytes from the
         packet ring, so a kernel endpoint's unfinished TCP checksum arrives unfinished at
         the other endpoint (measured: every SYN counted in the server's TcpInCsumErrors)
-        and a TSO segment larger than the ring's frame is cut."""
-        return not self._has_af_packet_port()
+        and a TSO segment larger than the ring's frame is cut. Nor on tap ports without
+        ``userspace_tso``: the tap then offers its endpoint no offloads at all."""
+        return not self._has_af_packet_port() and (self.userspace_tso or not self._has_tap_port())
+
+    def offloaded_frames_note(self) -> str:
+        if self._has_af_packet_port():
+            return "ovs_dpdk reads frames as bytes from packet sockets (DPDK's af_packet PMD)"
+        if self._has_tap_port() and not self.userspace_tso:
+            return ("ovs_dpdk's tap ports offer their endpoints no offloads without "
+                    "vswitch.ovs_dpdk.userspace_tso: true")
+        return ""
 
     def _has_af_packet_port(self) -> bool:
-        return any(p.spec.iface and not p.spec.pci for ports in self._ports.values() for p in ports)
+        return any(p.spec.kind == "physical" and p.spec.iface and not p.spec.pci
+                   for ports in self._ports.values() for p in ports)
+
+    def _has_tap_port(self) -> bool:
+        return any(p.spec.kind == "tap" for ports in self._ports.values() for p in ports)
 
     # ------------------------------------------------------------------ reporting
 
@@ -427,7 +484,12 @@ class OvsDpdk(OvsSwitchBase):
 
     def busy_poll_cpus(self) -> dict[str, set[int]]:
         """CPUs the PMD threads are pinned to, read from the running threads' affinity
-        (the configured mask when none runs yet): input of cpu.check_oversubscription."""
+        (the configured mask when none runs yet): input of cpu.check_oversubscription.
+        None when every port is a tap or tunnel port: OvS starts PMD threads only for
+        PMD ports (DPDK ports, vhost-user), and the main thread serves the rest."""
+        ports = [p for ports in self._ports.values() for p in ports]
+        if ports and not any(p.spec.kind in ("physical", "vhostuser") for p in ports):
+            return {}
         cpus: set[int] = set()
         for thread in self.threads():
             if thread.name.startswith("pmd"):

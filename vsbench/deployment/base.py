@@ -74,6 +74,11 @@ class Deployment(abc.ABC):
     def build(self) -> list[GeneratorPort]:
         """Create the topology (registering every undo) and return the generator ports."""
 
+    def notes(self) -> list[str]:
+        """Sentences the results carry about how this topology differs from the one it
+        stands for (after :meth:`build`); none by default."""
+        return []
+
     def profile(self, profile: TrafficProfile) -> TrafficProfile:
         """The profile as this topology needs it sent (a routed topology addresses frames
         to the router and to destinations its routes cover); unchanged by default."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Collection, Literal, Sequence
 
 from vsbench.interfaces.plugin import Plugin, PluginError
 
-PortKind = Literal["physical", "vhostuser", "tunnel"]
+PortKind = Literal["physical", "vhostuser", "tunnel", "tap"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,10 @@ class PortSpec:
     (the far VTEP, a static neighbour: nothing is ARPed) and ``dst_port`` (UDP). How the
     underlay is built is the switch's business (OvS-DPDK: a bridge of its own holding the
     underlay port and the VTEP address; the Linux bridge: a vxlan device over ``iface``).
+    ``tap``: a kernel tap device named ``name`` that the switch creates (in the DUT
+    namespace) and whose other side it serves itself, as it would serve a guest's virtio
+    NIC; the returned port's ``spec.iface`` names the kernel interface a local endpoint
+    (a TCP endpoint in a namespace of its own) takes over in the guest's place.
     """
 
     kind: PortKind
@@ -81,16 +85,26 @@ class VSwitch(Plugin):
     returns them with ``spec.socket_path`` set (a VNF attaches there); with ``spec.options
     ["vhost_server"] == "vnf"`` the switch connects as a client to a socket the VNF creates.
     A deployment gives a switch that does not declare it veth pairs to the VNF instead.
+
+    ``supports_tap_ports`` declares that :meth:`add_port` accepts ``tap`` ports (see
+    :class:`PortSpec`): where a guest would attach, a kernel endpoint can. A deployment
+    gives a switch that does not declare it a veth pair per endpoint instead.
     """
 
     kind: ClassVar[str] = "vswitch"
     supports_rule_sets: ClassVar[bool] = False
     supports_meters: ClassVar[bool] = False
     supports_vhost_user: ClassVar[bool] = False
+    supports_tap_ports: ClassVar[bool] = False
     #: Tunnel types :meth:`add_port` accepts as ``tunnel`` ports (``("vxlan",)``); the
     #: preflight refuses an overlay deployment (op2p) on a switch that does not list its
     #: encapsulation.
     tunnel_types: ClassVar[tuple[str, ...]] = ()
+
+    def plan_ports(self, kinds: Collection[str]) -> None:
+        """Told before :meth:`start` which port kinds the topology will add, for what a
+        switch must configure before it starts (OvS-DPDK's userspace TSO, which tap ports
+        need for offloaded frames, is read once at start-up). Optional; default: nothing."""
 
     @abc.abstractmethod
     def start(self) -> None:
@@ -105,6 +119,17 @@ class VSwitch(Plugin):
     @abc.abstractmethod
     def connect(self, bridge: str, a: SwitchPort, b: SwitchPort) -> None:
         """Forward everything arriving on ``a`` to ``b`` and on ``b`` to ``a``."""
+
+    def connect_many(self, bridge: str, hub: SwitchPort, spokes: Sequence[tuple[SwitchPort, str]]) -> None:
+        """Forward everything arriving on a spoke to ``hub``, and what arrives on ``hub``
+        to the spoke whose endpoint has the frame's destination MAC (``spokes``: pairs of
+        port and that MAC): N clients and one server. Default: one spoke is
+        :meth:`connect`; a switch that forwards by MAC learning needs nothing more, others
+        override it."""
+        if len(spokes) == 1:
+            self.connect(bridge, spokes[0][0], hub)
+            return
+        raise PluginError(f"{self.name or type(self).__name__} cannot forward {len(spokes)} ports to one")
 
     def install_rules(self, bridge: str, rules_file: Path) -> int:
         """Install the rules in ``rules_file`` in one transaction; return how many.
@@ -137,6 +162,11 @@ class VSwitch(Plugin):
         Across such a switch TCP endpoints must segment and checksum in software (the
         runner turns their tx checksumming off and skips TSO-on plans)."""
         return True
+
+    def offloaded_frames_note(self) -> str:
+        """Why :meth:`carries_offloaded_frames` is False as built, one clause for the
+        runner's notes ("reads frames as bytes from packet sockets"); empty: unsaid."""
+        return ""
 
     def trial_begin(self) -> None:
         """Take the 'before' sample of one trial, just before traffic starts: the CPU time

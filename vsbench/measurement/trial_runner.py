@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 
 TrialListener = Callable[[TrialRecord], None]
 
+#: What a TCP run's record keeps of each client when several ran at once (beside ``gbps``).
+CLIENT_FIELDS = ("duration_s", "sent_bytes", "received_bytes", "streams", "retransmits", "sender_cpu_percent",
+                 "receiver_cpu_percent", "rtt_mean_us")
+
 
 def utc_now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -139,7 +143,8 @@ class TrialRunner:
     def run_tcp(self, spec: Any) -> TrialRecord:
         """One TCP workload run (:meth:`TrafficGenerator.run_tcp`, role ``tcp``) between the
         switch's samples; durable when returned. A TCP run offers no load and counts no
-        frames: what the endpoints measured is the record's ``generator_stats["tcp"]``."""
+        frames: what the endpoints measured is the record's ``generator_stats["tcp"]``
+        (with several clients, each client's figures in its ``clients`` list)."""
         asked = validity.Asked(0.0, float(spec.duration_s), self.frame_size_bytes)
 
         def measure() -> TrialResult:
@@ -148,6 +153,8 @@ class TrialRunner:
                                                 "sender_cpu_percent", "receiver_cpu_percent", "rtt_min_us",
                                                 "rtt_mean_us", "rtt_max_us")}
             doc.update(gbps=tcp.gbps, stats=dict(tcp.stats), spec=dataclasses.asdict(spec))
+            if tcp.clients:  # several clients at once: each one's own figures beside the sums
+                doc["clients"] = [{**{k: getattr(c, k) for k in CLIENT_FIELDS}, "gbps": c.gbps} for c in tcp.clients]
             return TrialResult(intended_load_fps=0.0, intended_duration_s=float(spec.duration_s),
                                frame_size_bytes=self.frame_size_bytes, tx_frames=0, rx_frames=0,
                                generator_stats={"tcp": doc})

@@ -430,7 +430,12 @@ class TcpPoint:
     kernel datapath); ``cores`` the three together and ``cores_per_gbps`` that over the
     goodput -- report 5's "CPU per Gbit/s"; ``rtt_*_us`` the connections' smoothed RTTs
     under this load. ``options`` are the endpoint options the run had (streams, MTU, TSO,
-    GSO, GRO). ``cpu_oversubscribed``: the CPU plan had more busy pollers than CPUs."""
+    GSO, GRO, clients). ``cpu_oversubscribed``: the CPU plan had more busy pollers than CPUs.
+    With several clients sending to one server at once (``tcp.clients``), ``gbps``,
+    ``retransmits`` and the endpoints' CPU are their sums, and ``client_gbps`` /
+    ``client_retransmits`` each client's own, in client order (empty for one client).
+    ``interface_drops``: packets the endpoints' own interfaces dropped (a tap's queue that
+    overflowed), where the generator counts them."""
 
     trial_index: int
     gbps: float
@@ -447,6 +452,11 @@ class TcpPoint:
     trial_indices: list[int] = field(default_factory=list)
     gbps_runs: list[float] = field(default_factory=list)
     cpu_oversubscribed: bool | None = None
+    client_gbps: list[float] = field(default_factory=list)
+    client_retransmits: list[int | None] = field(default_factory=list)
+    #: Packets the endpoints' interfaces dropped during the run, both directions (None:
+    #: the generator did not say).
+    interface_drops: int | None = None
 
 
 @dataclass

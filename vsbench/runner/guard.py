@@ -32,7 +32,7 @@ from vsbench.system.resources import ResourceStack
 #: Calls that run one trial: their deadline is the trial's duration plus the margin.
 TRIAL_CALLS = ("run_trial", "warm_up", "measure_latency_floor", "run_burst")
 #: Calls that set a plugin up (one bridge, one port, one profile): ``configure_s``.
-SETUP_CALLS = ("configure", "add_bridge", "add_port", "connect")
+SETUP_CALLS = ("configure", "add_bridge", "add_port", "connect", "connect_many")
 
 
 class PluginFault(PluginError):

@@ -99,6 +99,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     traffic = config.get("traffic") or {}
     try:
         traffic_types.check(traffic)
+        traffic_types._tcp.check_deployment(config, deployment)  # tcp.clients, TCP-only topologies
         sizes = profiles.frame_sizes(traffic)
         if traffic.get("type") == traffic_types._tcp.KIND:  # a TCP plan's frame size is its MTU's
             sizes = [traffic_types._tcp.frame_size(config)]

@@ -389,6 +389,9 @@ class Run:
         self.write_sysinfo()
         if hasattr(deployment, "describe"):
             test.topology = deployment.describe()
+        for note in deployment.notes():  # what stands in for what the report had (v2v: endpoints for VMs)
+            test.notes.append(note)
+            self.display.note(note)
         cpus = placement.cpu_plan(deployment.vswitch, generator, vnfs)
         test.cpu_plan, test.cpu_oversubscribed = cpus.to_dict(), cpus.oversubscribed
         self.display.note(cpus.text(), style="yellow" if cpus.oversubscribed else "default")

@@ -11,6 +11,10 @@ times under that load; marked oversubscribed when the plan's CPU plan is. Switch
 setting, with ``--test-params`` lists: each combination is a plan, and the run ends with
 the feature-matrix table of their goodputs.
 
+With ``tcp.clients`` N > 1 (deployment ``v2v``: a switch port per endpoint) N clients
+send to one server at once; the point's goodput, retransmits and endpoint CPU are their
+sums and ``client_gbps`` each client's share.
+
 The frame size of a TCP plan is the endpoints' largest frame (MTU + 18), a label: it is
 what the switch's largest-frame check compares.
 """
@@ -56,7 +60,7 @@ def spec_of(config: Mapping[str, Any]) -> TcpSpec:
                    mtu_bytes=int(tcp["mtu_bytes"]) if tcp.get("mtu_bytes") else None,
                    tso=flag(tcp.get("tso")), gso=flag(tcp.get("gso")), gro=flag(tcp.get("gro")),
                    tx_checksum=flag(tcp.get("tx_checksum")),
-                   omit_s=float(tcp.get("omit_s") or 0.0))
+                   omit_s=float(tcp.get("omit_s") or 0.0), clients=int(tcp.get("clients") or 1))
 
 
 def endpoints_for(config: Mapping[str, Any], traffic_type: str, vswitch: Any) -> tuple[Mapping[str, Any], str | None, str | None]:
@@ -68,16 +72,33 @@ def endpoints_for(config: Mapping[str, Any], traffic_type: str, vswitch: Any) ->
     if traffic_type != KIND or carries is None or carries():
         return config, None, None
     tcp = dict(config.get("tcp") or {})
-    why = f"{vswitch.name} reads frames as bytes from packet sockets"
+    note = getattr(vswitch, "offloaded_frames_note", None)
+    why = (note() if note is not None else "") or f"{vswitch.name} reads frames as bytes from packet sockets"
     if tcp.get("tso") is True:
         return config, (f"skipped: tcp.tso=true cannot cross {vswitch.name} as built here ({why}: a TSO segment "
-                        "is cut at the port's largest frame)"), None
+                        "is cut at the port's largest frame or dropped)"), None
     if tcp.get("tx_checksum") is not None:
         return config, None, None
     tcp.update(tx_checksum=False, tso=False)
     return ({**config, "tcp": tcp}, None,
             f"endpoints checksum and segment in software (tcp.tx_checksum=false): {why}, so a checksum "
-            "left to the NIC would arrive unfinished")
+            "left to the NIC would arrive unfinished or not at all")
+
+
+def check_deployment(config: Mapping[str, Any], deployment_cls: type) -> None:
+    """``tcp.clients`` > 1 needs a deployment with a switch port per client
+    (``endpoint_ports_per_client``: ``v2v``); a deployment that serves TCP endpoints only
+    (``traffic_types``) refuses other traffic."""
+    kind = (config.get("traffic") or {}).get("type", "rfc2544_throughput")
+    name = getattr(deployment_cls, "name", deployment_cls.__name__)
+    only = tuple(getattr(deployment_cls, "traffic_types", ()) or ())
+    if only and kind not in only:
+        raise TrafficTypeError(f"deployment {name} attaches TCP endpoints where guests would be; it runs "
+                               f"traffic.type {' or '.join(only)}, not {kind}")
+    clients = int(tcp_section(config).get("clients") or 1)
+    if kind == KIND and clients > 1 and not getattr(deployment_cls, "endpoint_ports_per_client", False):
+        raise TrafficTypeError(f"tcp.clients {clients} needs a switch port per client (deployment v2v); "
+                               f"deployment {name} has one client port")
 
 
 def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
@@ -108,14 +129,19 @@ def point_of(records: list[TrialRecord], oversubscribed: bool | None) -> TcpPoin
         cores = sum(float(x) for x in endpoint) / 100.0 + (switch_cores or 0.0)
     gbps = float(doc["gbps"])
     spec = doc.get("spec") or {}
+    clients = [c for c in doc.get("clients") or [] if isinstance(c, Mapping)]
     return TcpPoint(
         trial_index=record.trial_index, gbps=gbps, retransmits=doc.get("retransmits"),
         sender_cpu_percent=doc.get("sender_cpu_percent"), receiver_cpu_percent=doc.get("receiver_cpu_percent"),
         switch_cores=switch_cores, cores=cores, cores_per_gbps=cores / gbps if cores is not None and gbps > 0 else None,
         rtt_min_us=doc.get("rtt_min_us"), rtt_mean_us=doc.get("rtt_mean_us"), rtt_max_us=doc.get("rtt_max_us"),
-        options={k: spec.get(k) for k in ("streams", "bidirectional", "mtu_bytes", "tso", "gso", "gro", "tx_checksum")},
+        options={k: spec.get(k) for k in ("streams", "bidirectional", "mtu_bytes", "tso", "gso", "gro", "tx_checksum",
+                                          "clients")},
         trial_indices=[r.trial_index for r, _ in runs], gbps_runs=[float(d["gbps"]) for _, d in runs],
-        cpu_oversubscribed=oversubscribed)
+        cpu_oversubscribed=oversubscribed,
+        client_gbps=[float(c.get("gbps") or 0.0) for c in clients],
+        client_retransmits=[c.get("retransmits") for c in clients],
+        interface_drops=(doc.get("stats") or {}).get("interface_drops"))
 
 
 def tcp_workload(job: FrameSizeJob) -> FrameSizeResult:
@@ -140,7 +166,8 @@ def tcp_workload(job: FrameSizeJob) -> FrameSizeResult:
 
 def tcp_line(fs: FrameSizeResult) -> str | None:
     """``9.41 Gbit/s, 12 retransmits, 2.10 cores (sender 95%, receiver 61%, switch 0.54) =
-    0.223 cores per Gbit/s, RTT mean 48 us``: the console's line of a TCP frame size."""
+    0.223 cores per Gbit/s, RTT mean 48 us``: the console's line of a TCP frame size
+    (``9.41 Gbit/s (3 clients: 3.100 + 3.200 + 3.110)`` with several clients)."""
     t = fs.tcp
     if t is None:
         return None
@@ -149,12 +176,16 @@ def tcp_line(fs: FrameSizeResult) -> str | None:
         return "-" if value is None else f"{value:.0f}%"
 
     parts = [f"{t.gbps:.3f} Gbit/s", f"{'-' if t.retransmits is None else t.retransmits} retransmits"]
+    if t.interface_drops:
+        parts[1] += f" ({t.interface_drops} packets dropped by the endpoints' ports)"
+    if len(t.client_gbps) > 1:
+        parts[0] += f" ({len(t.client_gbps)} clients: {' + '.join(f'{g:.3f}' for g in t.client_gbps)})"
     if t.cores is not None:
         switch = "-" if t.switch_cores is None else f"{t.switch_cores:.2f}"
         parts.append(f"{t.cores:.2f} cores (sender {pct(t.sender_cpu_percent)}, receiver {pct(t.receiver_cpu_percent)}, "
                      f"switch {switch})" + (f" = {t.cores_per_gbps:.3f} cores per Gbit/s" if t.cores_per_gbps else ""))
     if t.rtt_mean_us is not None:
-        parts.append(f"RTT mean {t.rtt_mean_us:.0f} us (max {t.rtt_max_us:.0f})")
+        parts.append(f"RTT mean {t.rtt_mean_us:.0f} us" + ("" if t.rtt_max_us is None else f" (max {t.rtt_max_us:.0f})"))
     if t.cpu_oversubscribed:
         parts.append("CPU oversubscribed")
     return ", ".join(parts)

@@ -437,6 +437,21 @@ def add_internal_pair(
     _wait_carrier(netns, list(names))
 
 
+def set_port_mac(netns: str, iface: str, mac: str) -> None:
+    """Give ``iface`` (one a switch created in ``netns``: an OvS tap port) the address
+    ``mac``, so the endpoint behind it has a known, run-unique one."""
+    try:
+        with open_netns(netns) as ipr:
+            found = ipr.link_lookup(ifname=iface)
+            if not found:
+                raise TestbedError(f"interface {iface} missing in {netns}")
+            ipr.link("set", index=found[0], address=mac)
+    except (TestbedError, NetlinkError):
+        raise
+    except Exception as exc:
+        raise TestbedError(f"cannot set the MAC of {iface} in {netns}: {exc}") from exc
+
+
 def add_namespace(name: str, resources: ResourceStack) -> None:
     """A quiet network namespace (IPv6 off before any interface exists) for one VNF whose
     own kernel forwards (a router): its removal is registered."""

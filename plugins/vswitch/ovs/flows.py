@@ -29,6 +29,21 @@ def port_to_port_flows(
     ]
 
 
+def hub_flows(hub_port: int, spokes: Iterable[tuple[int, str]], *, meter_id: int | None = None,
+              priority: int = FORWARD_PRIORITY, table: int = 0) -> list[str]:
+    """Flows of N spokes and one hub (``connect_many``): everything from a spoke to the
+    hub; from the hub, a frame to a spoke's endpoint MAC to that spoke (``spokes``: pairs
+    of OpenFlow port and MAC). A frame from the hub to any other MAC matches nothing and
+    is dropped: nothing is flooded."""
+    meter = f"meter:{meter_id}," if meter_id is not None else ""
+    lines = []
+    for port, mac in spokes:
+        lines.append(f"table={table},priority={priority},in_port={port},actions={meter}output:{hub_port}")
+        lines.append(f"table={table},priority={priority},in_port={hub_port},dl_dst={mac.lower()},"
+                     f"actions={meter}output:{port}")
+    return lines
+
+
 def meter_burst_pkts(rate_pps: int, burst_ms: float) -> int:
     """Bucket size holding ``burst_ms`` of traffic at ``rate_pps`` (at least one 32-frame
     batch, so a DPDK burst is never cut by a bucket smaller than itself)."""

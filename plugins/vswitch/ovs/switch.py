@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort, SwitchThread, VSwitch
@@ -268,6 +268,23 @@ class OvsSwitchBase(VSwitch):
         meter = self.ensure_meter(bridge)
         lines = flows.port_to_port_flows(a.number, b.number, meter_id=meter)
         flow_file = self.instance.paths.run_dir / f"connect-{bridge}-{a.number}-{b.number}.flows"  # type: ignore[union-attr]
+        flows.write_flow_file(flow_file, lines)
+        self.ctl.add_flows_bundle(self.bridge_name(bridge), flow_file)
+
+    def connect_many(self, bridge: str, hub: SwitchPort, spokes: Sequence[tuple[SwitchPort, str]]) -> None:
+        """N spokes and one hub (:func:`.flows.hub_flows`): a spoke's frames to the hub, the
+        hub's to the spoke whose endpoint MAC they are addressed to; through the
+        ``dut.meter_pps`` meter when one is configured. A rule set (``dut.rules``) describes
+        port-to-port forwarding and is refused here."""
+        if len(spokes) == 1:
+            self.connect(bridge, spokes[0][0], hub)
+            return
+        if self.rule_set() is not None:
+            raise PluginError("dut.rules describes forwarding between two ports; it cannot forward "
+                              f"{len(spokes)} ports to one")
+        meter = self.ensure_meter(bridge)
+        lines = flows.hub_flows(hub.number, [(port.number, mac) for port, mac in spokes], meter_id=meter)
+        flow_file = self.instance.paths.run_dir / f"connect-{bridge}-hub-{hub.number}.flows"  # type: ignore[union-attr]
         flows.write_flow_file(flow_file, lines)
         self.ctl.add_flows_bundle(self.bridge_name(bridge), flow_file)
 
