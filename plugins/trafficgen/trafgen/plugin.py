@@ -186,6 +186,10 @@ class Trafgen(TrafficGenerator):
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     #: VXLAN out of (and expected back on) the profile's tunnel port; see :mod:`.verify`.
     encapsulations: ClassVar[tuple[str, ...]] = ("vxlan",)
+    #: Every engine sends runs of one flow (``traffic.fields.pattern: burst``): trafgen
+    #: with a packet per frame of the run (:func:`.config.render_packets`), the pacer and
+    #: xdp senders with their ``run`` line (``csrc/vsbench_streams.h``).
+    flow_patterns: ClassVar[tuple[str, ...]] = ("scatter", "burst")
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
@@ -967,7 +971,8 @@ class Trafgen(TrafficGenerator):
 
     def _spawn(self, st: _Stream, frames: int) -> _Sender:
         binary = which(self.cfg["binary"]) or self.cfg["binary"]
-        cpus = st.cpus if st.cpus and frames >= process.worker_count(st.cpus) * len(st.directions) else None
+        packets = len(st.directions) * max(max(1, int(d.plan.run)) for d in st.directions)  # burst: copies
+        cpus = st.cpus if st.cpus and frames >= process.worker_count(st.cpus) * packets else None
         if cpus is None and st.cpus:
             # Fewer frames than worker packets: trafgen would drop workers and with them the
             # pinned packets; such a trial is tiny, send it unpinned.
