@@ -117,6 +117,7 @@ def test_each_engine_sends_the_pattern_on_the_wire(loopback, pattern):
         got = capture.stop()
     sources = _bulk_sources(got)
     assert r.tx_frames == frames and len(sources) == frames, (r.tx_frames, len(sources), len(got))
+    assert r.generator_stats["flow_pattern"] == {"pattern": pattern, "frames_per_flow_run": RUN if pattern == "burst" else 1}
     runs = _runs(sources)
     if pattern == "burst":
         assert set(runs) == {RUN}, Counter(runs)

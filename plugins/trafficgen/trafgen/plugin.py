@@ -753,6 +753,9 @@ class Trafgen(TrafficGenerator):
         deadline, or when a paced sender needed more than the rate tolerance beyond the
         trial's duration to send what it was asked (it did not offer the load it claims)."""
         tx_total = sum(c.tx_frames for c in result_dirs)
+        if profile.flows > 1:  # how the flows followed each other (traffic.fields.pattern)
+            stats = {**stats, "flow_pattern": {"pattern": profile.fields.pattern,
+                                               "frames_per_flow_run": self._directions[0].plan.run}}
         valid, reason = True, None
         if cut_reason:
             valid, reason = False, cut_reason

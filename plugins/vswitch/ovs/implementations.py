@@ -11,7 +11,11 @@ The userspace datapath has three switchable implementations (OvS 3.1):
 * ``dpif_impl`` (``dpif-netdev/dpif-impl-set``): the DPIF every PMD thread runs.
 * ``mfex_impl`` (``dpif-netdev/miniflow-parser-set``): the miniflow parser every PMD thread
   runs. ``study`` looks at the first packets and then hands the PMD to the parser that
-  matched them, so after study any parser on the PMDs is in effect.
+  matched them, so after study any parser on the PMDs is in effect. In OvS 3.1 only the
+  AVX-512 DPIF calls it: ``dpif_scalar`` parses every packet with its own scalar
+  ``miniflow_extract()`` whatever the setting (so ``study`` never studies there), and the
+  ``active`` label says so (``scalar (dpif_scalar's own)``); the PMD counter
+  ``mfex_opt_hits`` counts the packets an optimized parser took.
 
 An AVX-512 implementation exists only in an OvS built with it: Debian 12's
 ``openvswitch-switch-dpdk`` is compiled for baseline x86-64 (no ``-msse4.2``), and OvS
@@ -28,6 +32,9 @@ SELF_CHECKS = ("autovalidator",)
 
 #: The ``study`` parser, which hands each PMD to the parser it found best.
 STUDY = "study"
+
+#: The DPIF that parses packets with its own scalar code, not the miniflow parser set.
+SCALAR_DPIF = "dpif_scalar"
 
 
 def implementation_problem(key: str, name: str, listing: Mapping[str, Mapping[str, Any]], *,
@@ -132,4 +139,6 @@ def active_labels(summary: Mapping[str, Any]) -> dict[str, str]:
     for key, label in (("dpif_impl", "dpif"), ("mfex_impl", "mfex")):
         if key in summary:
             out[label] = str(summary[key] or "none")
+    if summary.get("dpif_impl") == SCALAR_DPIF and "mfex_impl" in summary:
+        out["mfex"] = f"scalar ({SCALAR_DPIF}'s own)"  # the scalar DPIF never calls the parser set
     return out
