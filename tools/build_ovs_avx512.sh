@@ -26,9 +26,9 @@ src=${1:?usage: tools/build_ovs_avx512.sh SOURCE_DIR [PREFIX]}
 prefix=${2:-/var/cache/vsbench/ovs-3.1.0-avx512}
 src=$(cd "$src" && pwd)
 [ -f "$src/vswitchd/bridge.c" ] || { echo "build_ovs_avx512: $src is not an Open vSwitch source tree" >&2; exit 2; }
-for tool in autoreconf libtoolize make gcc pkg-config python3; do
+for tool in autoreconf libtoolize make gcc nm pkg-config python3; do
     command -v "$tool" >/dev/null 2>&1 || {
-        echo "build_ovs_avx512: $tool missing (apt-get install --no-install-recommends autoconf automake libtool gcc make pkg-config python3)" >&2
+        echo "build_ovs_avx512: $tool missing (apt-get install --no-install-recommends autoconf automake libtool gcc binutils make pkg-config python3)" >&2
         exit 2; }
 done
 pkg-config --exists libdpdk || { echo "build_ovs_avx512: libdpdk-dev missing (apt-get install libdpdk-dev)" >&2; exit 2; }
@@ -49,7 +49,8 @@ built=$(printf 'print-built:\n\t@echo $(BUILT_SOURCES)\n' | make -s -f Makefile 
 # shellcheck disable=SC2086
 make -j"$jobs" $built
 make -j"$jobs" vswitchd/ovs-vswitchd
-strings vswitchd/ovs-vswitchd | grep -q '^avx512_gather$' || {
+# the AVX-512 lookup's probe is compiled in only when the build has all it needs
+nm vswitchd/ovs-vswitchd | grep -q ' dpcls_subtable_avx512_gather_probe$' || {
     echo "build_ovs_avx512: the build has no avx512_gather lookup (is -msse4.2 in CFLAGS?)" >&2; exit 1; }
 mkdir -p "$prefix"
 install -m 0755 vswitchd/ovs-vswitchd "$prefix/ovs-vswitchd-dpdk"
