@@ -119,7 +119,7 @@ def test_dpif_scalar_vs_avx512_with_the_avx512_parsers(tmp_path):
             assert cell.active["mfex"].startswith("avx512_"), cell.active  # study picked an AVX-512 parser
             assert pmd["mfex_opt_hits"] > 0.9 * pmd["packets_received"], pmd
         else:
-            assert cell.active["mfex"] == "scalar (dpif_scalar's own)" and pmd["mfex_opt_hits"] == 0, pmd
+            assert cell.active["mfex"] == "scalar (DPIF)" and pmd["mfex_opt_hits"] == 0, pmd
     sysinfo = json.loads((outcome.run_dir / "sysinfo.json").read_text())
     for entry in (p for p in sysinfo["plugins"] if p["kind"] == "vswitch"):  # what the build offers, per plan
         assert "dpif_avx512" in entry["versions"]["dpif_impl_available"], entry

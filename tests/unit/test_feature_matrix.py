@@ -363,3 +363,13 @@ def test_what_the_switch_said_was_in_effect_is_a_column_of_the_matrix():
     text = out.getvalue()
     assert "dpcls" in text and "avx512_gather" in text and "dpif_avx512" in text
     assert feature_matrix.active_figures([{"datapath": None}, {}]) == {}
+    # what every variant shares is a line under the table, not a column
+    for test in results["tests"]:
+        test["frame_sizes"][0]["points"][0]["datapath"]["active"]["mfex"] = "scalar (DPIF)"
+    [fm] = feature_matrix.matrices(results, run_metrics.extract(results))
+    assert feature_matrix.active_split(fm) == (["dpcls", "dpif"], {"mfex": "scalar (DPIF)"})
+    out = StringIO()
+    compare_cmd.print_matrices([fm], Console(file=out, width=240, color_system=None))
+    text = out.getvalue()
+    assert "in effect in every variant (the switch's account): mfex=scalar (DPIF)" in text
+    assert "mfex " not in text.split("in effect")[0]  # no column for it

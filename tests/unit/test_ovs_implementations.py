@@ -96,7 +96,7 @@ def test_summary_and_labels_say_what_ran():
     assert active_labels(mixed)["dpcls"] == "generic:1+avx512_gather:3"
     assert active_labels({"dpif_impl": None}) == {"dpif": "none"}
     # the scalar DPIF parses with its own code: the parser set is not in effect there
-    assert active_labels({**summary, "dpif_impl": "dpif_scalar"})["mfex"] == "scalar (dpif_scalar's own)"
+    assert active_labels({**summary, "dpif_impl": "dpif_scalar"})["mfex"] == "scalar (DPIF)"
     assert summarize_implementations({}) == {}
 
 

@@ -149,7 +149,7 @@ def matrix_table(fm) -> Table:
                   title_justify="left")
     caches = feature_matrix.cache_columns(fm)
     extras = list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.extra))
-    active = feature_matrix.active_columns(fm)
+    active, _ = feature_matrix.active_split(fm)  # the labels every variant shares: a line under it
     headline, scale = ("Mfps", 1e6) if fm.metric.endswith("_fps") else ("Gbit/s", 1.0)
     per_core = fm.metric.endswith("_fps")
     headers = ["Variant", "Frame B", headline, "Gain", "Significance", *active, *extras, *(f"{c} %" for c in caches),
@@ -198,8 +198,15 @@ def matrix_flag_notes(fm) -> list[str]:
 
 
 def print_matrices(matrices, out: Console) -> None:
+    from vsbench.results import feature_matrix
+
     for fm in matrices:
         out.print(matrix_table(fm))
+        _, common = feature_matrix.active_split(fm)
+        if common:
+            shared = ", ".join(f"{k}={v}" for k, v in common.items())
+            out.print(f"in effect in every variant (the switch's account): {shared}", markup=False,
+                      highlight=False, soft_wrap=True)
         for note in fm.notes:
             out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
         for note in matrix_flag_notes(fm):

@@ -405,6 +405,21 @@ def active_columns(fm: FeatureMatrix) -> list[str]:
     return list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.active))
 
 
+def active_split(fm: FeatureMatrix) -> tuple[list[str], dict[str, str]]:
+    """(labels whose value differs between the cells that have figures -- a table's
+    columns --, the others with the one value every cell has -- a line under it). A label
+    some cell lacks is a column."""
+    cells = [c for c in fm.cells.values() if c.active] or list(fm.cells.values())
+    varying, common = [], {}
+    for label in active_columns(fm):
+        values = {c.active.get(label) for c in cells}
+        if len(values) == 1 and None not in values:
+            common[label] = str(values.pop())
+        else:
+            varying.append(label)
+    return varying, common
+
+
 def ordered_cells(fm: FeatureMatrix) -> Sequence[tuple[int, int, Cell]]:
     """(variant, frame size, cell): frame size by frame size, the variant its gains are
     against first, then the chosen baseline (when another stood in for it), then the rest."""

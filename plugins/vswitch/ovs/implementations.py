@@ -14,7 +14,7 @@ The userspace datapath has three switchable implementations (OvS 3.1):
   matched them, so after study any parser on the PMDs is in effect. In OvS 3.1 only the
   AVX-512 DPIF calls it: ``dpif_scalar`` parses every packet with its own scalar
   ``miniflow_extract()`` whatever the setting (so ``study`` never studies there), and the
-  ``active`` label says so (``scalar (dpif_scalar's own)``); the PMD counter
+  ``active`` label says so (``scalar (DPIF)``); the PMD counter
   ``mfex_opt_hits`` counts the packets an optimized parser took.
 
 An AVX-512 implementation exists only in an OvS built with it: Debian 12's
@@ -140,5 +140,5 @@ def active_labels(summary: Mapping[str, Any]) -> dict[str, str]:
         if key in summary:
             out[label] = str(summary[key] or "none")
     if summary.get("dpif_impl") == SCALAR_DPIF and "mfex_impl" in summary:
-        out["mfex"] = f"scalar ({SCALAR_DPIF}'s own)"  # the scalar DPIF never calls the parser set
+        out["mfex"] = "scalar (DPIF)"  # the scalar DPIF parses with its own code, never the parser set
     return out
