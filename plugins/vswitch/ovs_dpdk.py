@@ -47,7 +47,10 @@ from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
 from vsbench.interfaces.settings import with_defaults
 
 from vsbench_plugins.vswitch.ovs import flows
-from vsbench_plugins.vswitch.ovs.parse import parse_implementations, parse_pmd_stats, pmd_stats_delta
+from vsbench_plugins.vswitch.ovs.implementations import (active_labels, implementation_problem,
+                                                       summarize_implementations, usable_text)
+from vsbench_plugins.vswitch.ovs.parse import (parse_implementation_listing, parse_ovsdb_map, parse_pmd_stats,
+                                              pmd_stats_delta, vhost_status)
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
 
@@ -179,6 +182,8 @@ class OvsDpdk(OvsSwitchBase):
             self.cfg[name] = mask_text(self.cfg[name])
         #: The implementations switched to (``dpcls_lookup``, ``dpif_impl``, ``mfex_impl``).
         self.implementations: dict[str, str] = {}
+        #: Whether :meth:`verify_implementations` has seen them on the PMD threads.
+        self._verified = True
         #: Tunnel port name -> its underlay bridge, port and VTEP address.
         self.underlays: dict[str, dict[str, str]] = {}
         #: The port kinds the topology said it will add (:meth:`plan_ports`).
@@ -326,10 +331,13 @@ class OvsDpdk(OvsSwitchBase):
 
     def apply_implementations(self) -> None:
         """``dpcls_lookup``, ``dpif_impl``, ``mfex_impl``: switch the datapath's
-        implementation; one the build does not have (or refuses) is a one-line error with
-        OvS's reason and the names the matching ``-get`` command lists. Called once the
-        userspace datapath exists: OvS 3.1 refuses ``miniflow-parser-set`` before that
-        (misleadingly, "not available due to CPU ISA requirements")."""
+        implementation, then read back what OvS made of it (:func:`implementation_problem`).
+        One the build does not have, or refuses, or that the listing does not show in
+        effect, is a one-line error with OvS's reason and what this build can use here
+        (:func:`usable_text`). Called once the userspace datapath exists: OvS 3.1 refuses
+        ``miniflow-parser-set`` before that (misleadingly, "not available due to CPU ISA
+        requirements"). The PMD threads running each one are checked again before the first
+        trial (:meth:`verify_implementations`)."""
         for key, (set_cmd, get_cmd) in IMPLEMENTATIONS.items():
             name = self.cfg[key]
             if not name:
@@ -338,14 +346,54 @@ class OvsDpdk(OvsSwitchBase):
             try:
                 self.ctl.appctl(set_cmd, *args)
             except PluginError as exc:
-                try:
-                    names = parse_implementations(self.ctl.appctl(get_cmd))
-                except PluginError:
-                    names = []
-                has = ", ".join(names) if names else "none listed"
+                listing = self._listing(get_cmd)
                 raise PluginError(f"vswitch.ovs_dpdk.{key} {name}: {str(exc).splitlines()[0][:200]} "
-                                  f"(this OvS has: {has})") from None
+                                  f"({usable_text(key, listing)})") from None
+            listing = self._listing(get_cmd)
+            problem = implementation_problem(key, name, listing, require_pmds=False)
+            if problem:
+                raise PluginError(f"vswitch.ovs_dpdk.{key} {name}: {problem} ({usable_text(key, listing)})")
             self.implementations[key] = name
+        self._verified = False
+
+    def _listing(self, get_cmd: str) -> dict[str, dict[str, Any]]:
+        try:
+            return parse_implementation_listing(self.ctl.appctl(get_cmd))
+        except PluginError:
+            return {}
+
+    def verify_implementations(self) -> None:
+        """Every PMD thread runs the DPIF and miniflow parser asked for (they exist by the
+        first trial; at :meth:`apply_implementations` they may not yet)."""
+        for key, name in self.implementations.items():
+            if key == "dpcls_lookup":
+                continue
+            listing = self._listing(IMPLEMENTATIONS[key][1])
+            problem = implementation_problem(key, name, listing, require_pmds=True)
+            if problem:
+                raise PluginError(f"vswitch.ovs_dpdk.{key} {name}: {problem} ({usable_text(key, listing)})")
+        self._verified = True
+
+    def active_implementations(self) -> dict[str, Any]:
+        """What the datapath runs now, read from the three ``-get`` listings: the preferred
+        dpcls lookup and how many subtables use each one, the DPIF and the miniflow parser
+        of the PMD threads, and what this build has (:func:`summarize_implementations`)."""
+        return summarize_implementations({key: self._listing(get_cmd) for key, (_, get_cmd) in IMPLEMENTATIONS.items()})
+
+    def vhost_ports_status(self) -> dict[str, dict[str, Any]]:
+        """Each vhost-user port's negotiated device (``Interface`` ``status``): connected,
+        feature bits, packed ring, queue pairs (:func:`parse.vhost_status`)."""
+        out = {}
+        for ports in self._ports.values():
+            for port in ports:
+                if port.spec.kind != "vhostuser":
+                    continue
+                try:
+                    raw = self.ctl.vsctl("get", "Interface", port.name, "status", wait=False)
+                except PluginError:
+                    continue
+                out[port.name] = vhost_status(parse_ovsdb_map(raw))
+        return out
 
     def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
         queue_opts = [f"options:{k}={self.cfg[k]}" for k in ("n_rxq_desc", "n_txq_desc", "n_rxq") if self.cfg[k]]
@@ -470,13 +518,39 @@ class OvsDpdk(OvsSwitchBase):
 
     # ------------------------------------------------------------------ reporting
 
+    def version(self) -> dict[str, str]:
+        """OvS and DPDK versions and, once the datapath runs, the implementations this build
+        offers on this CPU (``dpcls_lookup_available``...) and those in effect (sysinfo.json)."""
+        versions = super().version()
+        if self.instance is None or self.instance.ctl is None or not self._bridges:
+            return versions
+        summary = self.active_implementations()
+        for key, names in (summary.get("available") or {}).items():
+            versions[f"{key}_available"] = ", ".join(names)
+        for key in IMPLEMENTATIONS:
+            if key in summary:
+                versions[key] = str(summary[key] or "none")
+        return versions
+
     def datapath_stats(self) -> dict[str, Any]:
         return {"pmd": parse_pmd_stats(self.ctl.appctl("dpif-netdev/pmd-stats-show"))}
 
     def datapath_delta(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-        """The trial's PMD figures: EMC/SMC/megaflow hits, upcalls, cycles per packet."""
+        """The trial's PMD figures (EMC/SMC/megaflow hits, upcalls, cycles per packet) and
+        what was in effect at its end: the implementations the datapath ran
+        (``implementations``), each vhost-user port's negotiated device (``vhost``: packed
+        ring, queue pairs) and both in short (``active``, a feature matrix's column)."""
+        implementations = {k: v for k, v in self.active_implementations().items() if k != "available"}  # sysinfo has it
+        vhost = self.vhost_ports_status()
         return {"kind": "userspace", "pmd": pmd_stats_delta(dict(before.get("pmd") or {}), dict(after.get("pmd") or {})),
-                "rules_installed": self.rules_installed}
+                "rules_installed": self.rules_installed, "implementations": implementations,
+                **({"vhost": vhost} if vhost else {}),
+                "active": {**active_labels(implementations), **vhost_labels(vhost)}}
+
+    def trial_begin(self) -> None:
+        if not self._verified:
+            self.verify_implementations()
+        super().trial_begin()
 
     def clear_pmd_stats(self) -> None:
         """Zero the PMD counters (call just before a trial for per-trial cache figures)."""
@@ -495,3 +569,15 @@ class OvsDpdk(OvsSwitchBase):
             if thread.name.startswith("pmd"):
                 cpus |= cpu.thread_affinity(thread.tid)
         return {"ovs_dpdk pmd": cpus or cpu.mask_to_cpus(self.cfg["pmd_cpu_mask"])}
+
+
+def vhost_labels(vhost: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """``{"packed_ring": "on", "vhost_queues": "1"}`` over every vhost-user port that has
+    negotiated (``mixed`` when they differ); {} without one."""
+    connected = [v for v in vhost.values() if v.get("connected") and "packed_ring" in v]
+    if not connected:
+        return {}
+    packed = {bool(v["packed_ring"]) for v in connected}
+    queues = sorted({int(v.get("queue_pairs") or 0) for v in connected})
+    return {"packed_ring": "mixed" if len(packed) > 1 else ("on" if packed.pop() else "off"),
+            "vhost_queues": ",".join(str(q) for q in queues)}

@@ -339,3 +339,37 @@ def test_compare_of_one_run_refuses_html_instead_of_ignoring_it(tmp_path, capsys
     assert main(["compare", str(run), "--html", str(page)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "report.html" in err and not page.exists()
+
+
+def test_what_the_switch_said_was_in_effect_is_a_column_of_the_matrix():
+    """Each point's datapath ``active`` labels (OvS-DPDK: the implementations and the
+    vhost-user packed ring at that trial) are shown per variant: a setting that did not
+    take effect is seen there; repeats that differ show both values."""
+    results = _results()
+    impls = [{"dpcls": "generic", "dpif": "dpif_scalar"}, {"dpcls": "avx512_gather", "dpif": "dpif_scalar"},
+             {"dpcls": "generic", "dpif": "dpif_avx512"}, {"dpcls": "generic", "dpif": "dpif_scalar"}]
+    for test, active in zip(results["tests"], impls):
+        test["frame_sizes"][0]["points"][0]["datapath"]["active"] = active
+    repeat = json.loads(json.dumps(results["tests"][3]))
+    repeat["frame_sizes"][0]["points"][0]["datapath"]["active"] = {"dpcls": "avx512_gather", "dpif": "dpif_scalar"}
+    results["tests"].append(repeat)
+    [fm] = feature_matrix.matrices(results, run_metrics.extract(results))
+    assert feature_matrix.active_columns(fm) == ["dpcls", "dpif"]
+    assert fm.cells[(1, 64)].active == {"dpcls": "avx512_gather", "dpif": "dpif_scalar"}
+    assert fm.cells[(3, 64)].active["dpcls"] == "generic/avx512_gather"  # the repeats disagree
+    assert feature_matrix.to_json(fm)["rows"][2]["active"] == {"dpcls": "generic", "dpif": "dpif_avx512"}
+    out = StringIO()
+    Console(file=out, width=240, color_system=None).print(compare_cmd.matrix_table(fm))
+    text = out.getvalue()
+    assert "dpcls" in text and "avx512_gather" in text and "dpif_avx512" in text
+    assert feature_matrix.active_figures([{"datapath": None}, {}]) == {}
+    # what every variant shares is a line under the table, not a column
+    for test in results["tests"]:
+        test["frame_sizes"][0]["points"][0]["datapath"]["active"]["mfex"] = "scalar (DPIF)"
+    [fm] = feature_matrix.matrices(results, run_metrics.extract(results))
+    assert feature_matrix.active_split(fm) == (["dpcls", "dpif"], {"mfex": "scalar (DPIF)"})
+    out = StringIO()
+    compare_cmd.print_matrices([fm], Console(file=out, width=240, color_system=None))
+    text = out.getvalue()
+    assert "in effect in every variant (the switch's account): mfex=scalar (DPIF)" in text
+    assert "mfex " not in text.split("in effect")[0]  # no column for it

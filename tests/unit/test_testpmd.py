@@ -127,3 +127,35 @@ def test_driver_probe_tells_a_missing_virtio_driver_from_a_working_one(tmp_path)
                                              "EAL: failed to parse device \"net_virtio_user0,path=/x\"")
     assert ("missing", "net_virtio_user") in plugin.probe_drivers(missing)
     assert plugin.probe_drivers(str(tmp_path / "absent"))[0][0] == "error"
+
+
+def test_packed_ring_and_multiqueue_reach_the_vdevs_and_testpmds_queues():
+    ports = (argvs.VirtioUserPort(Path("/r/a"), packed_ring=True, queues=2),
+             argvs.VirtioUserPort(Path("/r/b"), server=True, packed_ring=True, queues=2))
+    argv = argvs.testpmd_argv(_launch(ports=ports, queues=2))
+    assert "net_virtio_user0,path=/r/a,queues=2,queue_size=1024,packed_vq=1" in argv
+    assert "net_virtio_user1,path=/r/b,queues=2,queue_size=1024,server=1,packed_vq=1" in argv
+    assert "--rxq=2" in argv and "--txq=2" in argv and "--rxq=1" not in argv
+    split = argvs.testpmd_argv(_launch())
+    assert not any("packed_vq" in a for a in split) and "--rxq=1" in split
+    assert any(a.startswith("net_af_packet0,iface=v0,qpairs=3,")
+               for a in argvs.testpmd_argv(_launch(ports=(argvs.AfPacketPort("v0", qpairs=3),
+                                                          argvs.AfPacketPort("v1", qpairs=3)), queues=3)))
+    with pytest.raises(argvs.ArgvError, match="at least one queue pair"):
+        argvs.vdev_arg(0, argvs.VirtioUserPort(Path("/r/a"), queues=0))
+    # the mbuf pool grows with the queues
+    assert argvs.mbufs_for(_launch(queues=4)) > argvs.mbufs_for(_launch())
+
+
+def test_packed_ring_settings_are_checked_and_reported():
+    import jsonschema
+
+    cfg = plugin.with_defaults(plugin.SETTINGS_SCHEMA, {"packed_ring": True, "queues": 2})
+    assert plugin.settings_errors(cfg, {0, 1}) == []
+    errors = plugin.settings_errors({**cfg, "mode": "vm"}, {0, 1})
+    assert errors == ["vnf.testpmd.packed_ring and queues > 1 apply to testpmd on the host (mode: process); "
+                      "the VM's virtio NICs are QEMU's, configured without them"]
+    assert any("extra_app may not contain --rxq" in e
+               for e in plugin.settings_errors({**cfg, "extra_app": ["--rxq=4"]}, {0, 1}))
+    validator = jsonschema.Draft202012Validator(plugin.SETTINGS_SCHEMA)
+    assert list(validator.iter_errors({"queues": 0})) and list(validator.iter_errors({"packed_ring": "yes"}))

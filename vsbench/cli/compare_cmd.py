@@ -149,12 +149,13 @@ def matrix_table(fm) -> Table:
                   title_justify="left")
     caches = feature_matrix.cache_columns(fm)
     extras = list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.extra))
+    active, _ = feature_matrix.active_split(fm)  # the labels every variant shares: a line under it
     headline, scale = ("Mfps", 1e6) if fm.metric.endswith("_fps") else ("Gbit/s", 1.0)
     per_core = fm.metric.endswith("_fps")
-    headers = ["Variant", "Frame B", headline, "Gain", "Significance", *extras, *(f"{c} %" for c in caches),
+    headers = ["Variant", "Frame B", headline, "Gain", "Significance", *active, *extras, *(f"{c} %" for c in caches),
                *(["Upcalls"] if caches or per_core else []), "Cores", *(["Mfps/core"] if per_core else [])]
     for header in headers:
-        table.add_column(header, justify="left" if header in ("Variant", "Significance") else "right")
+        table.add_column(header, justify="left" if header in ("Variant", "Significance", *active) else "right")
     for i, size, cell in feature_matrix.ordered_cells(fm):
         value = cell.value
         mark = " *" if (value is not None and value.flags) or cell.oversubscribed else ""
@@ -174,6 +175,7 @@ def matrix_table(fm) -> Table:
             gain = f"[{style}]{'-' if pct is None else f'{pct:+.1f} %'}[/{style}]"
             verdict = "" if cell.change is None else cell.change.significance
         row = [escape(fm.variants[i].short()), str(size), shown, gain, verdict]
+        row += [escape(cell.active.get(a, "-")) for a in active]
         row += [f"{cell.extra[e]:,.3g}" if e in cell.extra else "-" for e in extras]
         row += [f"{cell.cache_percent[c]:.1f}" if c in cell.cache_percent else "-" for c in caches]
         if caches or per_core:
@@ -196,8 +198,15 @@ def matrix_flag_notes(fm) -> list[str]:
 
 
 def print_matrices(matrices, out: Console) -> None:
+    from vsbench.results import feature_matrix
+
     for fm in matrices:
         out.print(matrix_table(fm))
+        _, common = feature_matrix.active_split(fm)
+        if common:
+            shared = ", ".join(f"{k}={v}" for k, v in common.items())
+            out.print(f"in effect in every variant (the switch's account): {shared}", markup=False,
+                      highlight=False, soft_wrap=True)
         for note in fm.notes:
             out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
         for note in matrix_flag_notes(fm):
@@ -242,7 +251,8 @@ def run_matrix(args: argparse.Namespace, out: Console) -> int:
         buffer = io.StringIO()
         rows = [dict(row, testcase=doc["testcase"], variant=json.dumps(row["variant"], sort_keys=True),
                      cache_hit_percent=json.dumps(row["cache_hit_percent"], sort_keys=True), flags="; ".join(row["flags"]),
-                     extra=json.dumps(row["extra"], sort_keys=True), reasons="; ".join(row["reasons"]))
+                     extra=json.dumps(row["extra"], sort_keys=True), reasons="; ".join(row["reasons"]),
+                     active=json.dumps(row["active"], sort_keys=True))
                 for doc in (feature_matrix.to_json(fm) for fm in found) for row in doc["rows"]]
         # matrices of several testcases have different headline columns (ndr_fps, tcp_gbps)
         fields = list(dict.fromkeys(k for row in rows for k in row if k != "testcase"))

@@ -50,6 +50,12 @@ class FlowFields:
     combined: any of ``"src_ip"``, ``"dst_ip"``, ``"src_port"``, ``"dst_port"``,
     ``"src_mac"``, ``"dst_mac"``. With ``flows=N`` the generator cycles through N distinct
     combinations uniformly so each flow (and each rule matching it) gets 1/N of the frames.
+
+    ``pattern`` says how the flows follow each other on the wire: ``"scatter"`` (the
+    default) moves to the next flow on every frame; ``"burst"`` sends ``burst_run``
+    consecutive frames of one flow before moving to the next (Intel's optimized-deployment
+    report, F14: the outer source IP constant for 32 packets). Only a generator whose class
+    lists the pattern in ``flow_patterns`` is given a profile with it.
     """
 
     src_mac: str = "02:00:00:00:00:01"
@@ -62,6 +68,13 @@ class FlowFields:
     vlan_id: int | None = None
     vlan_pcp: int = 0
     vary: tuple[str, ...] = ("src_ip", "dst_ip")
+    pattern: str = "scatter"
+    burst_run: int = 32
+
+    @property
+    def frames_per_flow_run(self) -> int:
+        """Consecutive frames of one flow: ``burst_run`` for the burst pattern, else 1."""
+        return int(self.burst_run) if self.pattern == "burst" else 1
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,11 @@ class TrafficGenerator(Plugin):
     """Abstract traffic generator. Loads are aggregate frames/s over all directions."""
 
     kind: ClassVar[str] = "trafficgen"
+    #: How the flows may follow each other on the wire (``traffic.fields.pattern``):
+    #: ``scatter``, a new flow every frame, is what every generator does; one that can send
+    #: runs of frames of one flow (``burst``) lists it too. A run asking for a pattern its
+    #: generator does not list is refused before anything is built.
+    flow_patterns: ClassVar[tuple[str, ...]] = ("scatter",)
 
     @abc.abstractmethod
     def capabilities(self) -> GeneratorCapabilities:

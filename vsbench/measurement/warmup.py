@@ -101,14 +101,20 @@ class WarmupPlan:
     planned_flows: int
     rate_raised: bool
     capped: bool
+    #: Frames of one flow in a row (the burst pattern; 1: the next flow every frame).
+    frames_per_flow_run: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def plan(settings: WarmupSettings, *, flows: int, directions: int, max_load_fps: float,
-         min_load_fps: float) -> WarmupPlan:
+         min_load_fps: float, run: int = 1) -> WarmupPlan:
     """Size the warm-up for ``flows`` per direction over ``directions`` (aggregate loads).
+
+    ``run``: frames of one flow in a row (the burst pattern; 1: the next flow every
+    frame). A pass over the flows is then ``flows * run`` frames and sends each flow
+    ``run`` times, so ``passes`` of them take ``ceil(passes / run)`` such cycles.
 
     Rate first (from ``base_share`` up to ``max_share`` of ``max_load_fps``, never below
     ``min_load_fps`` nor above ``max_load_fps``), then duration (from ``min_duration_s`` up
@@ -120,7 +126,9 @@ def plan(settings: WarmupSettings, *, flows: int, directions: int, max_load_fps:
         raise WarmupError(f"warm-up needs a positive max load, got {max_load_fps}")
     base = min(max_load_fps, max(min_load_fps, settings.base_share * max_load_fps))
     ceiling = min(max_load_fps, max(base, settings.max_share * max_load_fps))
-    frames = float(settings.passes) * flows * directions  # aggregate frames for every pass
+    run = max(1, int(run))
+    cycles = math.ceil(settings.passes / run)
+    frames = float(cycles * run) * flows * directions  # aggregate frames for every pass
     min_s = settings.min_duration_s
     load = base
     if frames / load > min_s:
@@ -138,9 +146,10 @@ def plan(settings: WarmupSettings, *, flows: int, directions: int, max_load_fps:
         directions=directions,
         wanted_passes=settings.passes,
         planned_passes=passes,
-        planned_flows=min(flows, int(math.floor(per_direction + 1e-9))),
+        planned_flows=min(flows, int(math.ceil(math.floor(per_direction + 1e-9) / run))),
         rate_raised=load > base,
         capped=capped,
+        frames_per_flow_run=run,
     )
 
 
@@ -160,10 +169,12 @@ def coverage(warmup: WarmupPlan, result: TrialResult) -> dict[str, Any]:
     else:
         tx = result.tx_frames // warmup.directions
         rx = result.rx_frames // warmup.directions
+    run = max(1, int(warmup.frames_per_flow_run))
+    reached = -(-tx // run)  # flows whose run began
     return {
         **warmup.to_json(),
-        "flows_covered": int(min(flows, tx)),
-        "all_flows_covered": bool(tx >= flows),
+        "flows_covered": int(min(flows, reached)),
+        "all_flows_covered": bool(reached >= flows),
         "passes_sent": tx / flows,
         "passes_received": rx / flows,
     }

@@ -78,6 +78,10 @@ class Cell:
     #: the cell (``skipped``, ``no NDR``) and the reasons results.json gives.
     gap: str | None = None
     reasons: list[str] = field(default_factory=list)
+    #: What the switch said was in effect at the point's trial (its datapath's ``active``:
+    #: OvS-DPDK's dpcls/DPIF/parser implementations, packed ring...), by label; values
+    #: that differ between repeats are joined with ``/``.
+    active: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -183,6 +187,20 @@ def _tcp_points(test: Mapping[str, Any]) -> dict[int, Mapping[str, Any]]:
             out[int(fs["frame_size_bytes"])] = {"efficiency": {"switch_cores": tcp.get("switch_cores")},
                                                 "cpu_oversubscribed": tcp.get("cpu_oversubscribed")}
     return out
+
+
+def active_figures(points: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The ``active`` labels of the repeats' points (their datapath's own account of what
+    was in effect), each label's distinct values joined with ``/``."""
+    values: dict[str, list[str]] = {}
+    for point in points:
+        datapath = point.get("datapath") if isinstance(point.get("datapath"), Mapping) else {}
+        active = datapath.get("active") if isinstance(datapath.get("active"), Mapping) else {}
+        for label, value in active.items():
+            found = values.setdefault(str(label), [])
+            if str(value) not in found:
+                found.append(str(value))
+    return {label: "/".join(found) for label, found in values.items()}
 
 
 def _median(values: Sequence[float | None]) -> float | None:
@@ -309,7 +327,8 @@ def _cell(fm: FeatureMatrix, i: int, size: int, metrics: RunMetrics, values: Map
     if value is None and gap is None:
         gap, reasons = "no figure", [f"no figure: results.json has no {fm.metric} at {size} B"]
     return Cell(value, change, caches, upcalls, cores, per_core, oversubscribed, extra, repeats=repeats,
-                measured=max(repeats - len(gaps), 0) if value is not None else 0, gap=gap, reasons=reasons)
+                measured=max(repeats - len(gaps), 0) if value is not None else 0, gap=gap, reasons=reasons,
+                active=active_figures(points))
 
 
 def _baseline_notes(fm: FeatureMatrix) -> list[str]:
@@ -368,6 +387,7 @@ def to_json(fm: FeatureMatrix) -> dict[str, Any]:
             "switch_cores": cell.switch_cores, "fps_per_core": cell.fps_per_core,
             "cpu_oversubscribed": cell.oversubscribed, "extra": dict(cell.extra),
             "repeats": cell.repeats, "measured_repeats": cell.measured, "gap": cell.gap, "reasons": list(cell.reasons),
+            "active": dict(cell.active),
         })
     return {"schema": "vsbench.feature-matrix/1", "testcase": fm.testcase, "metric": fm.metric,
             "dimensions": fm.dimensions, "baseline": fm.variants[fm.effective_baseline()].settings,
@@ -378,6 +398,26 @@ def cache_columns(fm: FeatureMatrix) -> list[str]:
     """The cache labels any cell of the matrix has, in lookup order."""
     present = {label for cell in fm.cells.values() for label in cell.cache_percent}
     return [label for _, label in PMD_CACHES if label in present]
+
+
+def active_columns(fm: FeatureMatrix) -> list[str]:
+    """The ``active`` labels any cell of the matrix has, in first-seen order."""
+    return list(dict.fromkeys(label for cell in fm.cells.values() for label in cell.active))
+
+
+def active_split(fm: FeatureMatrix) -> tuple[list[str], dict[str, str]]:
+    """(labels whose value differs between the cells that have figures -- a table's
+    columns --, the others with the one value every cell has -- a line under it). A label
+    some cell lacks is a column."""
+    cells = [c for c in fm.cells.values() if c.active] or list(fm.cells.values())
+    varying, common = [], {}
+    for label in active_columns(fm):
+        values = {c.active.get(label) for c in cells}
+        if len(values) == 1 and None not in values:
+            common[label] = str(values.pop())
+        else:
+            varying.append(label)
+    return varying, common
 
 
 def ordered_cells(fm: FeatureMatrix) -> Sequence[tuple[int, int, Cell]]:

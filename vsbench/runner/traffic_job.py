@@ -176,7 +176,8 @@ def warm_up(job: FrameSizeJob, max_load: float) -> None:
         return
     min_load = float(job.search_section.get("min_load_fps") or 1000.0)
     warmup = warmups.plan(settings, flows=job.profile.flows, directions=job.profile.directions,
-                          max_load_fps=max_load, min_load_fps=min_load)
+                          max_load_fps=max_load, min_load_fps=min_load,
+                          run=job.profile.fields.frames_per_flow_run if job.profile.flows > 1 else 1)
     if warmup.capped:
         _warn(job, warmups.cap_warning(warmup))
     log.info("warm-up: %.0f fps for %.1f s, %.2g passes over %d flows per direction%s",

@@ -214,9 +214,16 @@ def check(traffic: Mapping[str, Any]) -> None:
 
 def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
     """Raise :class:`TrafficTypeError` when the generator class cannot run the traffic type
-    (bursts need ``supports_bursts``, tcp ``supports_tcp``)."""
+    (bursts need ``supports_bursts``, tcp ``supports_tcp``, a flow pattern other than
+    scatter its ``flow_patterns``)."""
     _extra.check_generator(traffic, generator_cls)
     _tcp.check_generator(traffic, generator_cls)
+    pattern = (traffic.get("fields") or {}).get("pattern") or "scatter"
+    patterns = tuple(getattr(generator_cls, "flow_patterns", ("scatter",)))
+    if pattern not in patterns:
+        name = getattr(generator_cls, "name", None) or generator_cls.__name__
+        raise TrafficTypeError(f"traffic.fields.pattern {pattern}: trafficgen {name} cannot send it "
+                               f"(its flow patterns: {', '.join(patterns)}; the embedded trafgen sends burst)")
 
 
 TRAFFIC_TYPES.update(_extra.TYPES)

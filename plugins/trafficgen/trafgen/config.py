@@ -164,8 +164,18 @@ def render(template: Template, fields: FlowFields, plan: FlowPlan, cpus: Sequenc
 def render_packets(packets: Sequence[tuple[Template, FlowFields, FlowPlan]], cpus: Sequence[int] | None,
                    comment: str = "") -> str:
     """Several packets in one configuration; trafgen sends them in turn (round robin), so
-    each gets an equal share of ``-n``, and each keeps its own counters (its own flows)."""
+    each gets an equal share of ``-n``, and each keeps its own counters (its own flows).
+
+    The burst pattern (a plan whose ``run`` is R > 1) writes each packet R times, the
+    copies in turn with the other packets': every copy has its own counters, all starting
+    at flow 0, and each advances once per R frames of its packet, so the packet's frames
+    ``0..R-1`` carry flow 0, ``R..2R-1`` flow 1, and so on -- R consecutive frames of one
+    flow on its port (a trial's frame count that is no multiple of R ends within a run)."""
     head = "".join(f"# {line}\n" for line in comment.splitlines()) if comment else ""
     prefix = f"cpu({cpu_range(cpus)}): " if cpus else ""
-    blocks = [f"{prefix}{{\n  {packet_body(t, f, p)}\n}}\n" for t, f, p in packets]
+    runs = max((max(1, int(p.run)) for _, _, p in packets), default=1)
+    if any(max(1, int(p.run)) != runs for _, _, p in packets):
+        raise ValueError("the packets of one trafgen configuration need the same burst run")
+    bodies = [packet_body(t, f, p) for t, f, p in packets]
+    blocks = [f"{prefix}{{\n  {body}\n}}\n" for _ in range(runs) for body in bodies]
     return head + "".join(blocks)

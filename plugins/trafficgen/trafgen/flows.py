@@ -14,6 +14,11 @@ counts through the largest divisor of ``flows`` that fits (the cycle stays ``flo
 When no field is wide enough (ports only), ``flows`` is split into pairwise coprime factors,
 one per field: by the Chinese remainder theorem the combinations are then all distinct.
 
+The burst pattern (``FlowFields.pattern``) keeps each flow for ``run`` consecutive frames:
+frame ``k`` carries flow ``k // run`` of the cycle above (so the whole cycle is
+``flows * run`` frames, each flow still getting ``1/flows`` of them). The scatter pattern
+is ``run`` 1.
+
 Pure functions; no I/O.
 """
 
@@ -130,6 +135,8 @@ class FlowPlan:
 
     flows: int
     periods: tuple[tuple[str, int], ...] = ()
+    #: Consecutive frames of one flow (the burst pattern's run; 1: scatter).
+    run: int = 1
 
     def period(self, name: str) -> int:
         return dict(self.periods).get(name, 1)
@@ -144,13 +151,18 @@ class FlowPlan:
 
     def swapped(self) -> "FlowPlan":
         """The plan of the reverse direction (source and destination fields exchanged)."""
-        return FlowPlan(self.flows, tuple((SWAPPED[n], p) for n, p in self.periods))
+        return FlowPlan(self.flows, tuple((SWAPPED[n], p) for n, p in self.periods), self.run)
 
     def cycle_length(self) -> int:
+        """Distinct flows the counters cycle through (``flows``)."""
         length = 1
         for _, p in self.periods:
             length = length * p // math.gcd(length, p)
         return length
+
+    def flow_of_frame(self, k: int) -> int:
+        """The flow frame ``k`` (0-based) of a direction carries."""
+        return (k // self.run) % self.cycle_length()
 
 
 def plan_flows(fields: FlowFields, flows: int, vary: Iterable[str] | None = None) -> FlowPlan:
@@ -165,6 +177,9 @@ def plan_flows(fields: FlowFields, flows: int, vary: Iterable[str] | None = None
         )
     if len(set(names)) != len(names):
         raise FlowPlanError(f"a field is listed twice in vary: {', '.join(names)}")
+    run = fields.frames_per_flow_run
+    if run < 1:
+        raise FlowPlanError(f"traffic.fields.burst_run must be at least 1, got {run}")
     if flows == 1:
         return FlowPlan(1)
     if not names:
@@ -186,7 +201,7 @@ def plan_flows(fields: FlowFields, flows: int, vary: Iterable[str] | None = None
                 f"vary an address field as well or choose another flow count"
             )
         periods = split
-    plan = FlowPlan(flows, tuple((n, periods[n]) for n in names))
+    plan = FlowPlan(flows, tuple((n, periods[n]) for n in names), run)
     assert plan.cycle_length() == flows, (plan, flows)
     return plan
 

@@ -176,6 +176,9 @@ class StreamSpec:
     frame: bytes
     ip_offset: int
     counters: tuple[CounterField, ...] = ()
+    #: Consecutive frames of one flow (the burst pattern): frame k's counters are those of
+    #: frame ``k // run`` of the scatter pattern.
+    run: int = 1
 
 
 def render_config(streams: Sequence[StreamSpec], comment: str = "") -> str:
@@ -186,6 +189,8 @@ def render_config(streams: Sequence[StreamSpec], comment: str = "") -> str:
     for st in streams:
         lines += [f"stream {st.iface}", f"frame {st.frame.hex()}", f"ip {st.ip_offset}"]
         lines += [f"field {c.offset} {c.width} {c.base} {c.period}" for c in st.counters]
+        if int(st.run) > 1:
+            lines.append(f"run {int(st.run)}")
     return "\n".join(lines) + "\n"
 
 
@@ -328,7 +333,8 @@ def parse_summary(text: str) -> PacerSummary | None:
 def streams_for(directions: Iterable[Any]) -> list[StreamSpec]:
     """One :class:`StreamSpec` per direction of the plugin (tx port, template, flow plan)."""
     return [StreamSpec(iface=d.tx.iface, frame=d.template.data, ip_offset=d.template.ip_offset,
-                       counters=tuple(counter_fields(d.fields, d.plan, d.template.ip_offset)))
+                       counters=tuple(counter_fields(d.fields, d.plan, d.template.ip_offset)),
+                       run=max(1, int(getattr(d.plan, "run", 1))))
             for d in directions]
 
 

@@ -186,6 +186,10 @@ class Trafgen(TrafficGenerator):
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     #: VXLAN out of (and expected back on) the profile's tunnel port; see :mod:`.verify`.
     encapsulations: ClassVar[tuple[str, ...]] = ("vxlan",)
+    #: Every engine sends runs of one flow (``traffic.fields.pattern: burst``): trafgen
+    #: with a packet per frame of the run (:func:`.config.render_packets`), the pacer and
+    #: xdp senders with their ``run`` line (``csrc/vsbench_streams.h``).
+    flow_patterns: ClassVar[tuple[str, ...]] = ("scatter", "burst")
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
@@ -749,6 +753,9 @@ class Trafgen(TrafficGenerator):
         deadline, or when a paced sender needed more than the rate tolerance beyond the
         trial's duration to send what it was asked (it did not offer the load it claims)."""
         tx_total = sum(c.tx_frames for c in result_dirs)
+        if profile.flows > 1:  # how the flows followed each other (traffic.fields.pattern)
+            stats = {**stats, "flow_pattern": {"pattern": profile.fields.pattern,
+                                               "frames_per_flow_run": self._directions[0].plan.run}}
         valid, reason = True, None
         if cut_reason:
             valid, reason = False, cut_reason
@@ -967,7 +974,8 @@ class Trafgen(TrafficGenerator):
 
     def _spawn(self, st: _Stream, frames: int) -> _Sender:
         binary = which(self.cfg["binary"]) or self.cfg["binary"]
-        cpus = st.cpus if st.cpus and frames >= process.worker_count(st.cpus) * len(st.directions) else None
+        packets = len(st.directions) * max(max(1, int(d.plan.run)) for d in st.directions)  # burst: copies
+        cpus = st.cpus if st.cpus and frames >= process.worker_count(st.cpus) * packets else None
         if cpus is None and st.cpus:
             # Fewer frames than worker packets: trafgen would drop workers and with them the
             # pinned packets; such a trial is tiny, send it unpinned.

@@ -10,7 +10,8 @@ A forwarding VNF on the host (this plugin), or inside a guest (a VM plugin reuse
   descriptors, or ``--no-huge``), and ``--no-pci``: testpmd never probes the host's NICs.
 * **One vdev per port** (:func:`vdev_arg`): ``net_virtio_user<N>`` attached to a vswitch's
   vhost-user socket (``server=1`` when testpmd creates the socket and the switch connects
-  as client), or ``net_af_packet<N>`` on a kernel interface (a veth end) for switches
+  as client; ``packed_vq=1`` offers the virtio 1.1 packed virtqueue layout, ``queues=N``
+  N queue pairs), or ``net_af_packet<N>`` on a kernel interface (a veth end) for switches
   without vhost-user.
 * **Application arguments** (:func:`app_args`): interactive (``-i``, driven over a pty),
   the forwarding mode, ports paired 0<->1, 2<->3 (``--port-topology=paired``), queue and
@@ -46,6 +47,10 @@ class VirtioUserPort:
     server: bool = False
     queue_size: int = 1024
     mac: str | None = None
+    #: Offer VIRTIO_F_RING_PACKED (virtio 1.1 packed virtqueues) instead of split rings.
+    packed_ring: bool = False
+    #: Queue pairs (VIRTIO_NET_F_MQ when more than one).
+    queues: int = 1
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class AfPacketPort:
     blocksz: int = 4096
     framesz: int = 2048
     qdisc_bypass: bool = True
+    qpairs: int = 1
 
 
 VnfPort = VirtioUserPort | AfPacketPort
@@ -85,6 +91,8 @@ class TestpmdLaunch:
     rx_descriptors: int = 1024
     tx_descriptors: int = 1024
     burst: int = 32
+    #: RX and TX queues per port (each port's vdev must have as many).
+    queues: int = 1
     mbufs: int | None = None
     peer_macs: tuple[str | None, ...] = ()
     extra_eal: tuple[str, ...] = field(default_factory=tuple)
@@ -112,10 +120,14 @@ def _safe_path(path: Path) -> str:
 def vdev_arg(index: int, port: VnfPort) -> str:
     """The ``--vdev`` value of port ``index``."""
     if isinstance(port, VirtioUserPort):
-        parts = [f"net_virtio_user{index}", f"path={_safe_path(port.socket_path)}", "queues=1",
+        if int(port.queues) < 1:
+            raise ArgvError(f"a virtio-user port needs at least one queue pair, not {port.queues}")
+        parts = [f"net_virtio_user{index}", f"path={_safe_path(port.socket_path)}", f"queues={int(port.queues)}",
                  f"queue_size={int(port.queue_size)}"]
         if port.server:
             parts.append("server=1")
+        if port.packed_ring:
+            parts.append("packed_vq=1")
         if port.mac:
             if not MAC_RE.match(port.mac):
                 raise ArgvError(f"not a MAC address: {port.mac!r}")
@@ -124,7 +136,7 @@ def vdev_arg(index: int, port: VnfPort) -> str:
     if isinstance(port, AfPacketPort):
         if not IFACE_RE.match(port.iface):
             raise ArgvError(f"not an interface name: {port.iface!r}")
-        return (f"net_af_packet{index},iface={port.iface},qpairs=1,blocksz={int(port.blocksz)},"
+        return (f"net_af_packet{index},iface={port.iface},qpairs={int(port.qpairs)},blocksz={int(port.blocksz)},"
                 f"framesz={int(port.framesz)},framecnt={int(port.framecnt)},"
                 f"qdisc_bypass={int(port.qdisc_bypass)}")
     raise ArgvError(f"unknown port type {type(port).__name__}")
@@ -133,7 +145,7 @@ def vdev_arg(index: int, port: VnfPort) -> str:
 def mbufs_for(launch: TestpmdLaunch) -> int:
     """An mbuf pool that fills every RX and TX ring of every port, plus a burst per lcore
     and headroom: testpmd's own default sizes it for 64 lcores (~400 MB)."""
-    per_port = launch.rx_descriptors + launch.tx_descriptors
+    per_port = (launch.rx_descriptors + launch.tx_descriptors) * max(1, int(launch.queues))
     return max(4096, len(launch.ports) * per_port + (len(launch.forward_cpus) + 1) * launch.burst * 4 + 2048)
 
 
@@ -159,7 +171,7 @@ def app_args(launch: TestpmdLaunch) -> list[str]:
     if len(launch.ports) < 2 or len(launch.ports) % 2:
         raise ArgvError(f"testpmd forwards between pairs of ports; got {len(launch.ports)}")
     args = ["-i", f"--forward-mode={launch.forward_mode}", "--port-topology=paired",
-            f"--nb-cores={len(launch.forward_cpus)}", "--rxq=1", "--txq=1",
+            f"--nb-cores={len(launch.forward_cpus)}", f"--rxq={int(launch.queues)}", f"--txq={int(launch.queues)}",
             f"--rxd={int(launch.rx_descriptors)}", f"--txd={int(launch.tx_descriptors)}",
             f"--burst={int(launch.burst)}", f"--total-num-mbufs={int(launch.mbufs or mbufs_for(launch))}",
             "--no-lsc-interrupt"]

@@ -60,7 +60,7 @@ WORKER_PREFIX = ("rte-worker", "dpdk-worker", "lcore-worker")
 MANAGED_ARGS = ("--lcores", "-l", "-c", "--main-lcore", "--no-pci", "-a", "--allow", "-b", "--block",
                 "--file-prefix", "--huge-dir", "-m", "--socket-mem", "--no-huge", "--vdev",
                 "--forward-mode", "--nb-cores", "--port-topology", "-i", "--interactive", "--auto-start",
-                "--total-num-mbufs", "--eth-peer")
+                "--total-num-mbufs", "--eth-peer", "--rxq", "--txq")
 
 SETTINGS_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -92,6 +92,13 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "burst": {"type": "integer", "minimum": 1, "maximum": 512, "default": 32},
         "queue_size": {"type": "integer", "minimum": 64, "maximum": 32768, "default": 1024,
                        "description": "virtio ring size of each vhost-user port"},
+        "packed_ring": {"type": "boolean", "default": False,
+                        "description": "offer the virtio 1.1 packed virtqueue layout on vhost-user ports "
+                                       "(net_virtio_user packed_vq=1); the switch's side says whether it was "
+                                       "negotiated (OvS-DPDK: each trial's datapath.vhost)"},
+        "queues": {"type": "integer", "minimum": 1, "maximum": 16, "default": 1,
+                   "description": "queue pairs of every port (vhost-user: virtio multiqueue, which OvS-DPDK "
+                                  "follows on its side; af_packet: qpairs); testpmd --rxq/--txq"},
         "mbufs": {"type": ["integer", "null"], "minimum": 1024, "default": None,
                   "description": "mbuf pool size; null: enough for every ring"},
         "start_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 30},
@@ -127,6 +134,9 @@ def settings_errors(cfg: Mapping[str, Any], online: set[int]) -> list[str]:
         for arg in cfg.get(key) or []:
             if arg.split("=", 1)[0] in MANAGED_ARGS:
                 errors.append(f"vnf.testpmd.{key} may not contain {arg.split('=', 1)[0]} (vsbench sets it)")
+    if cfg.get("mode") == "vm" and (cfg.get("packed_ring") or int(cfg.get("queues") or 1) > 1):
+        errors.append("vnf.testpmd.packed_ring and queues > 1 apply to testpmd on the host (mode: process); "
+                      "the VM's virtio NICs are QEMU's, configured without them")
     cpus = [cfg["main_cpu"], *(cfg.get("forward_cpus") or [])]
     bad = sorted({c for c in cpus if c not in online})
     if bad:
@@ -230,7 +240,8 @@ class Testpmd(Vnf):
         version = self.dpdk_version
         if version is None:
             version = dict(probe_drivers(binary)).get("version", "unknown")
-        out = {"dpdk": version, "testpmd": binary, "forward_mode": self.cfg["forward_mode"]}
+        out = {"dpdk": version, "testpmd": binary, "forward_mode": self.cfg["forward_mode"],
+               "packed_ring_offered": str(bool(self.cfg["packed_ring"])).lower(), "queues": str(self.cfg["queues"])}
         if self.argv:
             out["command_line"] = " ".join(self.argv)
         if self.vm is not None:
@@ -250,10 +261,13 @@ class Testpmd(Vnf):
                 server = spec.options.get("vhost_server") == "vnf"
                 out.append(argvs.VirtioUserPort(Path(spec.socket_path), server=server,
                                                 queue_size=int(self.cfg["queue_size"]),
-                                                mac=spec.options.get("vnf_mac")))
+                                                mac=spec.options.get("vnf_mac"),
+                                                packed_ring=bool(self.cfg["packed_ring"]),
+                                                queues=int(self.cfg["queues"])))
             elif spec.kind == "physical" and spec.iface and not spec.pci:
                 out.append(argvs.AfPacketPort(spec.iface, framecnt=af["framecnt"], blocksz=af["blocksz"],
-                                              framesz=af["framesz"], qdisc_bypass=af["qdisc_bypass"]))
+                                              framesz=af["framesz"], qdisc_bypass=af["qdisc_bypass"],
+                                              qpairs=int(self.cfg["queues"])))
             else:
                 raise PluginError(f"testpmd cannot attach to {spec.kind} port {port.name} "
                                   "(vhost-user sockets or kernel interfaces only)")
@@ -319,7 +333,7 @@ class Testpmd(Vnf):
                 forward_cpus=forward_cpus(self.cfg, online), memory_mb=int(self.cfg["memory_mb"]),
                 hugepages=bool(self.cfg["hugepages"]), huge_dir=huge_dir, forward_mode=self.cfg["forward_mode"],
                 rx_descriptors=int(self.cfg["rx_descriptors"]), tx_descriptors=int(self.cfg["tx_descriptors"]),
-                burst=int(self.cfg["burst"]), mbufs=self.cfg["mbufs"],
+                burst=int(self.cfg["burst"]), queues=int(self.cfg["queues"]), mbufs=self.cfg["mbufs"],
                 peer_macs=peer_macs if any(peer_macs) else (),
                 extra_eal=tuple(self.cfg["extra_eal"]), extra_app=tuple(self.cfg["extra_app"]))
             self.argv = (guest_argv(self.launch, len(ports)) if in_vm else argvs.testpmd_argv(self.launch))

@@ -213,3 +213,83 @@ def parse_implementations(text: str) -> list[str]:
         if m:
             names.append(m.group(1))
     return names
+
+
+def parse_implementation_listing(text: str) -> dict[str, dict[str, Any]]:
+    """The lines of a ``-get`` listing with what each says, by implementation name:
+
+    * ``subtable-lookup-info-get``: ``{"generic": {"use_count": 2, "priority": 1}}`` (how
+      many dpcls subtables use it now, and its priority: the highest one a subtable's
+      shape admits is chosen when the subtable is created);
+    * ``dpif-impl-get``: ``{"dpif_scalar": {"pmds": [1]}}`` (the PMD cores running it);
+    * ``miniflow-parser-get``: ``{"study": {"available": True, "pmds": [1]}}`` (usable on
+      this CPU, and the PMD cores running it).
+
+    ``pmds: none`` gives ``[]``. Lines of another shape are skipped."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s+([A-Za-z0-9_]+)\s*\((.*)\)\s*$", line)
+        if not m:
+            continue
+        name, inside = m.group(1), m.group(2)
+        entry: dict[str, Any] = {}
+        count = re.search(r"Use count:\s*(-?\d+)", inside)
+        if count:
+            entry["use_count"] = int(count.group(1))
+        prio = re.search(r"Priority:\s*(-?\d+)", inside)
+        if prio:
+            entry["priority"] = int(prio.group(1))
+        available = re.search(r"available:\s*(True|False)", inside)
+        if available:
+            entry["available"] = available.group(1) == "True"
+        pmds = re.search(r"pmds:\s*([0-9,]+|none)", inside)
+        if pmds:
+            entry["pmds"] = [] if pmds.group(1) == "none" else [int(c) for c in pmds.group(1).split(",") if c]
+        out[name] = entry
+    return out
+
+
+#: ``VIRTIO_F_RING_PACKED``: the virtio 1.1 packed virtqueue layout (feature bit 34).
+VIRTIO_F_RING_PACKED_BIT = 34
+#: ``VIRTIO_F_VERSION_1`` (bit 32) and ``VIRTIO_NET_F_MQ`` (bit 22).
+VIRTIO_F_VERSION_1_BIT = 32
+VIRTIO_NET_F_MQ_BIT = 22
+
+
+def vhost_status(status: dict[str, str]) -> dict[str, Any]:
+    """What a vhost-user Interface's ``status`` column says about the negotiated device:
+    ``{"connected": True, "features": "0x...", "packed_ring": True, "virtio_1": True,
+    "multiqueue": False, "queue_pairs": 1}`` (``features`` are what the driver and OvS's
+    vhost library agreed on, ``num_of_vrings`` counts RX and TX rings). Keys whose source
+    is absent (a port nothing connected to yet) are left out, ``connected`` is always there."""
+    out: dict[str, Any] = {"connected": status.get("status") == "connected"}
+    features = status.get("features")
+    if features:
+        try:
+            bits = int(features, 16)
+        except ValueError:
+            bits = None
+        if bits is not None:
+            out["features"] = features
+            out["packed_ring"] = bool(bits >> VIRTIO_F_RING_PACKED_BIT & 1)
+            out["virtio_1"] = bool(bits >> VIRTIO_F_VERSION_1_BIT & 1)
+            out["multiqueue"] = bool(bits >> VIRTIO_NET_F_MQ_BIT & 1)
+    rings = status.get("num_of_vrings")
+    if rings and rings.isdigit():
+        out["queue_pairs"] = int(rings) // 2
+    return out
+
+
+def parse_ovsdb_map(text: str) -> dict[str, str]:
+    """``{features="0x0000000150008000", mode=server, status=connected}`` (an OVSDB map as
+    ``ovs-vsctl get`` prints it) -> a dict of strings."""
+    body = text.strip()
+    if body.startswith("{") and body.endswith("}"):
+        body = body[1:-1]
+    out: dict[str, str] = {}
+    for m in re.finditer(r'([A-Za-z0-9_-]+)=("(?:[^"\\]|\\.)*"|[^,]*)', body):
+        value = m.group(2).strip()
+        if value.startswith('"') and value.endswith('"'):
+            value = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        out[m.group(1)] = value
+    return out

@@ -20,7 +20,7 @@
  * stall; a stall longer than the catch-up can make good within its window leaves that
  * window short, and the trial says so (the pacing figures) instead of hiding it in a burst.
  *
- * Flows: each stream's frame k carries, in every varying field, base + (k mod period)
+ * Flows: each stream's frame k carries, in every varying field, base + ((k / run) mod period)
  * (the same lock-step counters as the trafgen configuration, see flows.py); the IPv4
  * header checksum is recomputed and the UDP checksum updated incrementally (RFC 1624).
  *
@@ -29,9 +29,13 @@
  *     frame <hex bytes of the frame without FCS>
  *     ip <offset of the IPv4 header>
  *     field <offset> <width 2|4> <base> <period>      (zero or more)
+ *     run <frames>                                     (optional: burst pattern)
  * Options: -r <aggregate frames/s, 0 = as fast as possible> -n <frames per stream>
  * [-C cpu] [-b batch] [-t ring|mmsg] [--qdisc] [-R ring slots] [-B bins file] [-P fifo priority]
- * [-Y period_us,sleep_us] [-K catch-up share] [-w]
+ * [-Y period_us,sleep_us] [-K catch-up share] [-w] [-D pcap]
+ * -D writes the frames it would send (frames 0..n-1 of each stream, in the order it sends
+ * them) to a pcap file instead, and sends nothing: what the unit tests check the flow
+ * pattern and checksums on, without a network.
  * With -w it prints "ready" once its sockets are set up and waits for a line on stdin
  * before it starts; it always prints "running" when it starts and, at the end, one JSON
  * object (the summary) on stdout. SIGTERM/SIGINT stop it early (the summary says so).
@@ -124,6 +128,7 @@ static inline void build(struct stream *s, unsigned char *buf, uint64_t k)
 {
 	memcpy(buf, s->spec.frame, s->spec.len);
 	if (!s->spec.nfields) return;
+	k /= s->spec.run;
 	uint32_t udp_delta = 0; /* sum(new) + sum(~old) over words covered by the UDP checksum */
 	int udp_touched = 0, ip_touched = 0;
 	for (unsigned j = 0; j < s->spec.nfields; j++) {
@@ -315,17 +320,38 @@ static unsigned send_frames(struct sender *sd, unsigned n)
 	return done;
 }
 
+/* -D: frames 0..per_stream-1 of every stream, in turn as they would be sent, into a pcap
+ * file (microsecond format, Ethernet); no socket is opened. */
+static int dump_frames(const char *path, unsigned long long per_stream)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f) die("fopen dump");
+	const uint32_t head[6] = {0xa1b2c3d4U, 2 | 4U << 16, 0, 0, MAX_FRAME, 1};
+	fwrite(head, sizeof(head), 1, f);
+	static unsigned char buf[MAX_FRAME];
+	for (unsigned long long k = 0; k < per_stream; k++) {
+		for (unsigned i = 0; i < nstreams; i++) {
+			build(&streams[i], buf, k);
+			uint32_t rec[4] = {0, 0, streams[i].spec.len, streams[i].spec.len};
+			fwrite(rec, sizeof(rec), 1, f);
+			fwrite(buf, streams[i].spec.len, 1, f);
+		}
+	}
+	if (fclose(f) != 0) die("fclose dump");
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: vsbench-pacer -c config -n frames_per_stream [-r aggregate_fps] [-C cpu] "
 			"[-b batch] [-t ring|mmsg] [--qdisc] [-R ring_slots] [-B bins_file] [-P fifo_priority] "
-			"[-Y period_us,sleep_us] [-K catchup_share] [-w]\n");
+			"[-Y period_us,sleep_us] [-K catchup_share] [-w] [-D dump.pcap]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *config = NULL, *bins_path = NULL;
+	const char *config = NULL, *bins_path = NULL, *dump_path = NULL;
 	double rate = 0, catchup = 0; /* -K: catch-up at most (1 + catchup) x rate; 0: unbounded */
 	unsigned long long per_stream = 0;
 	int cpu = -1, batch = 32, use_ring = 1, bypass = 1, wait_go = 0, fifo = 0, niceness = 0;
@@ -334,7 +360,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"qdisc", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {0}};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "c:n:r:C:b:t:R:B:P:Y:N:K:wqh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:n:r:C:b:t:R:B:P:Y:N:K:D:wqh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': config = optarg; break;
 		case 'n': per_stream = strtoull(optarg, NULL, 10); break;
@@ -352,6 +378,7 @@ int main(int argc, char **argv)
 			break;
 		case 'K': catchup = strtod(optarg, NULL); break;
 		case 'q': bypass = 0; break;
+		case 'D': dump_path = optarg; break;
 		default: usage();
 		}
 	}
@@ -362,6 +389,7 @@ int main(int argc, char **argv)
 		nstreams = read_streams("vsbench-pacer", config, specs);
 		for (unsigned i = 0; i < nstreams; i++) streams[i].spec = specs[i];
 	}
+	if (dump_path) return dump_frames(dump_path, per_stream);
 
 	if (cpu >= 0) {
 		cpu_set_t set;

@@ -10,7 +10,10 @@
  *     frame <hex bytes of the frame without FCS>
  *     ip <offset of the IPv4 header>
  *     field <offset> <width 2|4> <base> <period>      (zero or more)
- * Frame k of a stream carries, in every varying field, base + (k mod period).
+ *     run <frames>                                     (optional, default 1)
+ * Frame k of a stream carries, in every varying field, base + ((k / run) mod period):
+ * run 1 moves to the next flow every frame (scatter), run R sends R frames of each flow in
+ * a row (burst).
  */
 #ifndef VSBENCH_STREAMS_H
 #define VSBENCH_STREAMS_H
@@ -44,6 +47,7 @@ struct stream_spec {
 	unsigned len, ip_off;
 	struct field fields[MAX_FIELDS];
 	unsigned nfields;
+	uint64_t run;       /* consecutive frames of one flow (1: the next flow every frame) */
 	uint16_t udp_csum0; /* the template's UDP checksum (0: none, left at 0) */
 };
 
@@ -82,6 +86,7 @@ static unsigned read_streams(const char *prog, const char *path, struct stream_s
 			s = &out[n++];
 			memset(s, 0, sizeof(*s));
 			if (sscanf(p + 7, "%15s", s->ifname) != 1) streams_fail(prog, "stream: no interface");
+			s->run = 1;
 		} else if (!s) {
 			streams_fail(prog, "configuration must start with a stream line");
 		} else if (!strncmp(p, "frame ", 6)) {
@@ -106,6 +111,11 @@ static unsigned read_streams(const char *prog, const char *path, struct stream_s
 			if (period < 1) streams_fail(prog, "field period must be >= 1");
 			fl->base = base;
 			fl->period = period;
+		} else if (!strncmp(p, "run ", 4)) {
+			unsigned long long run;
+			if (sscanf(p + 4, "%llu", &run) != 1 || run < 1 || run > 0x7fffffffULL)
+				streams_fail(prog, "run: expected a frame count of 1 or more");
+			s->run = run;
 		} else {
 			streams_fail(prog, "unknown configuration line");
 		}

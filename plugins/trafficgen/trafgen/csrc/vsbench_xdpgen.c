@@ -241,6 +241,7 @@ static void emit_stream(const struct stream_spec *streams, unsigned nstreams, co
 		if (fl->period > 1) {
 			mov_reg(1, R_K);
 			if (nstreams == 2) alu_imm(BPF_RSH, 1, 1); /* frame index within the stream */
+			if (s->run > 1) alu_imm(BPF_DIV, 1, (int32_t)s->run); /* burst: run frames per flow */
 			if (fl->period <= 0x7fffffffULL) {
 				alu_imm(BPF_MOD, 1, (int32_t)fl->period);
 			} else {
