@@ -152,3 +152,13 @@ def test_gain_against_baseline_key_values_pairs_rows_by_their_other_keys():
     overhead = {r["series"]: r["values"]["overhead_percent"] for r in entry["rows"]}
     assert overhead["VXLAN 1 core"] == pytest.approx(40.0) and overhead["VXLAN 2 cores"] == pytest.approx(50.0)
     assert overhead["PVP 1 core"] == pytest.approx(0.0)
+
+
+def test_a_frame_size_the_runner_skipped_for_the_testbed_is_not_runnable_with_its_note(suite):
+    res = {"tests": [{"plan_index": 0, "status": "complete",
+                      "frame_sizes": [{"frame_size_bytes": 64, "status": "not-run", "points": [],
+                                       "notes": ["skipped: tcp.tso=true cannot cross ovs_dpdk as built here"]}]}]}
+    records = [{"run": "one", "label": "p", "status": "runnable", "plan_index": 0, "frame_sizes": [64], "keys": {}}]
+    entry = tables.build_table(suite.tables[0], records, res)
+    row = next(r for r in entry["rows"] if r["status"] != "report_only")
+    assert row["status"] == "not_runnable" and row["reason"] == "tcp.tso=true cannot cross ovs_dpdk as built here"

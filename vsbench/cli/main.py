@@ -191,7 +191,8 @@ def run_recompute(argv: Sequence[str], out: Console) -> int:
 def build_report_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vsbench report",
                      description="Write the HTML report of a run from its files (results.json, "
-                                 "trials.jsonl, config.yaml, sysinfo.json); works for any old run.")
+                                 "trials.jsonl, config.yaml, sysinfo.json); works for any old run. A suite's "
+                                 "run also gets its suite.json built again under the suite as installed now.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE",
                         help="where to write the report (default RUN_DIR/report.html)")
@@ -206,6 +207,7 @@ def run_report(argv: Sequence[str], out: Console) -> int:
 
     if args.output is not None and not args.output.parent.is_dir():
         raise UsageError(f"cannot write {args.output}: no directory {args.output.parent}")
+    _refresh_suite(args.run_dir, out)
     try:
         written = report_html.write_report(args.run_dir, args.output)
     except report_data.ReportInputError as exc:
@@ -215,6 +217,26 @@ def run_report(argv: Sequence[str], out: Console) -> int:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     out.print(f"report written to {written}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
+
+
+def _refresh_suite(run_dir: Path, out: Console) -> None:
+    """A suite's run: its suite.json built again under the suite as installed now (its
+    tables and the report's figures may have been corrected since); the measured results and
+    the plans are the run's. A suite that is no longer installed leaves suite.json as it is."""
+    from vsbench.suite import catalog, document
+
+    try:
+        old = document.read(run_dir)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{run_dir}: cannot read {document.FILE_NAME}: {exc}") from None
+    if old is None:
+        return
+    try:
+        suite = catalog.find(str(old.get("suite")))
+    except catalog.SuiteError as exc:
+        out.print(f"{document.FILE_NAME} kept as written: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return
+    document.write(run_dir, document.rebuild(run_dir, suite))
 
 
 def build_compare_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from vsbench.results import schema, writers
 from vsbench.suite import tables
+from vsbench.suite.model import Suite
 from vsbench.suite.planning import RUNNABLE, SuitePlan
 
 FILE_NAME = "suite.json"
@@ -56,6 +57,18 @@ def build(plan: SuitePlan, results: Mapping[str, Any], run_id: str) -> dict[str,
         "plans": records,
         "ids": ids,
     }
+
+
+def rebuild(run_dir: Path, suite: Suite) -> dict[str, Any]:
+    """suite.json of ``run_dir`` with its ids built again from the run's results.json and
+    the plans suite.json recorded, under ``suite`` as it is now (a corrected table or a
+    reference figure added since the run); what ran and on which host is unchanged."""
+    old = read(run_dir)
+    if old is None:
+        raise FileNotFoundError(f"{run_dir}: no {FILE_NAME} (not a suite's run)")
+    results = json.loads((Path(run_dir) / "results.json").read_text(encoding="utf-8"))
+    ids = tables.build(suite, old.get("plans") or [], results)
+    return {**old, "title": suite.title, "report": suite.report, "summary": tables.summary(ids), "ids": ids}
 
 
 def write(run_dir: Path, doc: Mapping[str, Any]) -> Path:

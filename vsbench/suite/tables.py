@@ -86,13 +86,23 @@ def _raw_rows(table: SuiteTable, plans: Sequence[Mapping[str, Any]], results: Ma
                     source = metrics.Source(test, fs, step)
                     values = {c: metrics.value(c, source, table.goal) for c in columns}
                     measured = any(v is not None for v in values.values())
-                    reason = None
+                    status, reason = ROW_MEASURED, None
                     if not measured:
-                        reason = fs.get("error") or test.get("error") or f"no figure ({fs.get('status') or test.get('status')})"
+                        status, reason = _why_no_figure(test, fs)
                     rows.append({**base, "key": _row_key(table, series.key, plan.get("keys") or {}, size, step),
-                                 "status": ROW_MEASURED if measured else ROW_FAILED, "reason": reason,
+                                 "status": status, "reason": reason,
                                  "values": values, "caveats": metrics.caveats(source, table.goal)})
     return rows
+
+
+def _why_no_figure(test: Mapping[str, Any], fs: Mapping[str, Any]) -> tuple[str, str]:
+    """A frame size without a figure: skipped by the runner for what this testbed cannot do
+    (``skipped: ...`` in its notes: a frame the switch cannot carry, TSO across af_packet
+    ports) is not runnable here; anything else failed, with its error."""
+    skipped = next((n for n in fs.get("notes") or () if str(n).startswith("skipped: ")), None)
+    if fs.get("status") == "not-run" and skipped:
+        return ROW_NOT_RUNNABLE, str(skipped)[len("skipped: "):]
+    return ROW_FAILED, str(fs.get("error") or test.get("error") or f"no figure ({fs.get('status') or test.get('status')})")
 
 
 def _merge_repeats(rows: list[dict[str, Any]], columns: Sequence[str]) -> list[dict[str, Any]]:
