@@ -1,4 +1,4 @@
-"""Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, pvp, pvvp, pvpv.
+"""Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, phy_vnf_phy, pvp, pvvp, pvpv.
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
 testcase's ``deployment`` name to its class.
@@ -6,13 +6,15 @@ testcase's ``deployment`` name to its class.
 
 from __future__ import annotations
 
-from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
+from vsbench.deployment.base import Deployment, DeploymentError, Shape, VSwitchFactory
 from vsbench.deployment.op2p import Op2p
 from vsbench.deployment.p2p import P2P
+from vsbench.deployment.phy_vnf import PhyVnfPhy
 from vsbench.deployment.pvp import Pvp, PvpMultiport, Pvpv, Pvvp, VnfChain
 from vsbench.deployment.routed import PhyRouterPhy
 
 DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, Op2p, PhyRouterPhy, Pvp, Pvvp, Pvpv, PvpMultiport)}
+DEPLOYMENTS[PhyVnfPhy.name] = PhyVnfPhy
 
 
 class UnknownDeploymentError(DeploymentError):
@@ -27,4 +29,5 @@ def get(name: str) -> type[Deployment]:
         raise UnknownDeploymentError(f"unknown deployment {name!r}; available: {known}") from None
 
 
-__all__ = ["DEPLOYMENTS", "Deployment", "DeploymentError", "UnknownDeploymentError", "VSwitchFactory", "VnfChain", "get"]
+__all__ = ["DEPLOYMENTS", "Deployment", "DeploymentError", "Shape", "UnknownDeploymentError", "VSwitchFactory", "VnfChain",
+           "get"]

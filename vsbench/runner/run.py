@@ -372,6 +372,7 @@ class Run:
             if plugin is not None:
                 self.plugin_versions.append(sysinfo.plugin_versions(index, kind, plugin))
         self.write_sysinfo()
+        test.switching_operations = deployment.switching_operations  # the shape as built
         if hasattr(deployment, "describe"):
             test.topology = deployment.describe()
         cpus = placement.cpu_plan(deployment.vswitch, generator, vnfs)
@@ -532,7 +533,7 @@ class Run:
             description=str(test_section.get("description") or "").strip(),
             variant=dict(plan.variant),
             deployment=checked.deployment.name,
-            switching_operations=checked.deployment.switching_operations,
+            switching_operations=(checked.shape or checked.deployment).switching_operations,
             vswitch=checked.classes["vswitch"].name if "vswitch" in checked.classes else "none",
             vnf=checked.classes["vnf"].name if "vnf" in checked.classes else "",
             trafficgen=checked.classes["trafficgen"].name,

@@ -82,6 +82,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                          "minItems": 1, "default": None,
                          "description": "CPUs of the forwarding lcores (busy-polling), one lcore each; "
                                         "null: the highest online CPU"},
+        "cores": {"type": ["integer", "null"], "minimum": 1, "default": None,
+                  "description": "forwarding lcores when forward_cpus is null: on the highest online CPUs "
+                                 "(null: one); with forward_cpus, their number, checked"},
         "memory_mb": {"type": "integer", "minimum": 32, "default": 128,
                       "description": "memory the EAL may use (hugepages reserved for exactly this)"},
         "hugepages": {"type": "boolean", "default": True,
@@ -131,15 +134,22 @@ def settings_errors(cfg: Mapping[str, Any], online: set[int]) -> list[str]:
     bad = sorted({c for c in cpus if c not in online})
     if bad:
         errors.append(f"vnf.testpmd CPUs {bad} are not online (online: {sorted(online)})")
+    cores = cfg.get("cores")
+    if cores is not None and cfg.get("forward_cpus") and len(cfg["forward_cpus"]) != cores:
+        errors.append(f"vnf.testpmd.cores={cores} but forward_cpus lists {len(cfg['forward_cpus'])} CPUs")
+    elif cores is not None and not cfg.get("forward_cpus") and cores > len(online):
+        errors.append(f"vnf.testpmd.cores={cores} needs {cores} CPUs for its forwarding lcores; "
+                      f"this host has {len(online)} online")
     return errors
 
 
 def forward_cpus(cfg: Mapping[str, Any], online: set[int]) -> tuple[int, ...]:
-    """The forwarding lcores' CPUs: as configured, else the highest online CPU (CPU 0
-    carries the console, the generator and the kernel's work by default)."""
+    """The forwarding lcores' CPUs: as configured, else ``cores`` (one by default) of the
+    highest online CPUs (CPU 0 carries the console, the generator and the kernel's work by
+    default, so it is taken last)."""
     if cfg.get("forward_cpus"):
         return tuple(int(c) for c in cfg["forward_cpus"])
-    return (max(online),)
+    return tuple(sorted(online, reverse=True)[:int(cfg.get("cores") or 1)])
 
 
 @functools.lru_cache(maxsize=4)
