@@ -351,3 +351,15 @@ def test_testpmd_cores():
     assert testpmd_plugin.settings_errors({**base, "cores": 2, "forward_cpus": [1]}, {0, 1}) == [
         "vnf.testpmd.cores=2 but forward_cpus lists 1 CPUs"]
     assert testpmd_plugin.Testpmd.max_port_pairs is None
+
+
+def test_the_line_rate_is_every_pairs():
+    from vsbench.interfaces.traffic import TrafficProfile
+    from vsbench.measurement import profiles
+    from vsbench.results import recompute
+
+    config = {"testbed": {"link_gbps": 10}, "traffic": {"bidirectional": True}}
+    one = profiles.nominal_line_rate_fps(config, TrafficProfile(64))
+    assert profiles.nominal_line_rate_fps(config, TrafficProfile(64), 2) == pytest.approx(2 * one)
+    assert recompute.nominal_line_rate_fps(config, 64, 2) == pytest.approx(2 * one)
+    assert recompute.nominal_line_rate_fps(config, 64) == pytest.approx(one)

@@ -113,9 +113,10 @@ class Deployment(abc.ABC):
 
     def describe(self) -> dict[str, Any]:
         """What results.json records about the topology (``TestResult.topology``): its
-        shape, how many VNFs and switching operations. VNF topologies add more."""
+        shape, how many VNFs, switching operations and generator port pairs (the line
+        rate is every pair's). VNF topologies add more."""
         return {"topology": self.topology or self.name, "vnf_count": 0,
-                "switching_operations": self.switching_operations}
+                "switching_operations": self.switching_operations, "port_pairs": self.generator_port_count // 2}
 
     @abc.abstractmethod
     def build(self) -> list[GeneratorPort]:

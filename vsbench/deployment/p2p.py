@@ -83,9 +83,6 @@ class P2P(Deployment):
         cls.topology_settings(config)
         return Shape(2 * port_pairs_of(config, cls.name), 1)
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "port_pairs": self.generator_port_count // 2}
-
     def build(self) -> list[GeneratorPort]:
         caps = self.generator.capabilities()
         if caps.ports < self.generator_port_count:

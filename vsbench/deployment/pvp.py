@@ -205,6 +205,7 @@ class VnfChain(Deployment):
         """What results.json records about the topology."""
         lengths = self.lane_lengths()
         return {"topology": self.topology_name(), "vnf_count": self.vnf_count(), "lanes": self.lanes,
+                "port_pairs": self.lanes,
                 "vnfs_per_lane": self.vnfs_per_lane,
                 **({"lane_vnfs": list(lengths)} if len(set(lengths)) > 1 else {}),
                 "shared_vnfs": self.shared_vnfs, "switching_operations": self.switching_operations,

@@ -405,7 +405,8 @@ class Run:
             profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
-            fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
+            fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile,
+                                                                      deployment.generator_port_count // 2)
             fs.status = "running"
             first_trial = len(trials.records)
             trials.frame_size_bytes = profile.frame_size_bytes
