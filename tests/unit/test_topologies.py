@@ -197,6 +197,18 @@ def _fake_testbed(run_id, count, resources):
     return tb.Testbed(run_id=run_id, tg_netns="vsb-tg", dut_netns="vsb-dut", links=links)
 
 
+class NamespaceLog:
+    """Records the namespace calls a deployment makes (no real namespace is touched)."""
+
+    def __init__(self, monkeypatch, module):
+        self.created, self.moved, self.pairs = [], [], []
+        monkeypatch.setattr(module, "add_namespace", lambda name, resources: self.created.append(name))
+        monkeypatch.setattr(module, "move_port", lambda ns, iface, target: self.moved.append((ns, iface, target)))
+        if hasattr(module, "add_internal_pair"):
+            monkeypatch.setattr(module, "add_internal_pair",
+                                lambda ns, names, macs, resources: self.pairs.append((ns, names)))
+
+
 def _no_switch(monkeypatch, pairs, vnf_cls, generator=OnTestbedGenerator):
     monkeypatch.setattr(phy_vnf, "create_testbed", _fake_testbed)
     made, netns = [], []
@@ -228,12 +240,55 @@ def test_phy_vnf_phy_hands_the_links_to_one_vnf_that_forwards_every_pair(monkeyp
     assert cls.uses_vswitch is False and cls.requires_vnf is True
 
 
-def test_phy_vnf_phy_runs_one_pair_vnf_per_pair(monkeypatch):
-    dep, ports, vnfs, _ = _no_switch(monkeypatch, 2, OnePairVnf)
+def test_phy_vnf_phy_runs_one_pair_vnf_per_pair_each_in_its_own_namespace(monkeypatch):
+    calls = NamespaceLog(monkeypatch, phy_vnf)
+    dep, ports, made, netns = _no_switch(monkeypatch, 2, OnePairVnf)
+    vnfs = dep.vnfs
+    assert vnfs == made[1:] and made[0].ports is None
     assert [[p.name for p in v.ports] for v in vnfs] == [["d0", "d1"], ["d2", "d3"]]
     assert dep.describe()["vnf_count"] == 2 and dep.describe()["pairs_per_vnf"] == 1
-    _, ports, vnfs, _ = _no_switch(monkeypatch, 1, OnePairVnf)
+    # net_af_packet's fanout groups are per namespace: two processes' must not share one
+    assert calls.created == ["vsb-abcdef-vnf0", "vsb-abcdef-vnf1"]
+    assert calls.moved == [("vsb-dut", "d0", "vsb-abcdef-vnf0"), ("vsb-dut", "d1", "vsb-abcdef-vnf0"),
+                           ("vsb-dut", "d2", "vsb-abcdef-vnf1"), ("vsb-dut", "d3", "vsb-abcdef-vnf1")]
+    assert netns[1:] == ["vsb-abcdef-vnf0", "vsb-abcdef-vnf1"]  # netns[0]: the probe, never started
+    calls = NamespaceLog(monkeypatch, phy_vnf)
+    _, ports, vnfs, netns = _no_switch(monkeypatch, 1, OnePairVnf)
     assert len(ports) == 2 and [[p.name for p in v.ports] for v in vnfs] == [["d0", "d1"]]
+    assert calls.created == [] and calls.moved == [] and netns == ["vsb-dut"]
+
+
+def test_several_vnfs_on_veth_ends_each_get_a_namespace(monkeypatch):
+    from vsbench.deployment import pvp
+
+    monkeypatch.setattr(pvp, "create_testbed", _fake_testbed)
+    calls = NamespaceLog(monkeypatch, pvp)
+
+    def build(topology):
+        switch, made, netns = FakeSwitch(), [], []
+        switch.supports_vhost_user = False  # a kernel bridge: the VNFs get veth pairs
+
+        def make_vnf(ns):
+            netns.append(ns)
+            made.append(FakeVnf())
+            return made[-1]
+
+        dep = deployment.get("pvp")(run_id="abcdef", config={"topology": topology}, resources=ResourceStack(),
+                                    generator=OnTestbedGenerator(4), make_vswitch=lambda _n: switch,
+                                    make_vnf=make_vnf)
+        dep.build()
+        return dep, made, netns
+
+    dep, made, netns = build({"lanes": 2})
+    assert dep.vnf_port_kind == "veth" and calls.created == ["vsb-abcdef-vnf0", "vsb-abcdef-vnf1"]
+    assert netns == ["vsb-dut", "vsb-abcdef-vnf0", "vsb-abcdef-vnf1"]
+    assert [m[1:] for m in calls.moved] == [("vsbabcdefv0", "vsb-abcdef-vnf0"), ("vsbabcdefv1", "vsb-abcdef-vnf0"),
+                                           ("vsbabcdefv2", "vsb-abcdef-vnf1"), ("vsbabcdefv3", "vsb-abcdef-vnf1")]
+    assert [[p.name for p in v.ports] for v in made[1:]] == [["vsbabcdefv0", "vsbabcdefv1"],
+                                                             ["vsbabcdefv2", "vsbabcdefv3"]]
+    calls.created.clear(), calls.moved.clear()
+    _, made, netns = build({})  # one VNF stays in the DUT namespace, as before
+    assert netns == ["vsb-dut"] and calls.created == [] and calls.moved == []
 
 
 def test_phy_vnf_phy_refusals(monkeypatch):
@@ -275,6 +330,7 @@ def _plans(test, params="", **flags):
 
 
 def test_vswitch_none_on_the_command_line():
+    assert testcases.NO_VSWITCH == phy_vnf.NO_VSWITCH == "none"
     [plan] = _plans("phy2phy_tput", vswitch="none")
     assert plan.config["test"]["deployment"] == "phy_vnf_phy" and plan.config["vnf"]["name"] == "testpmd"
     [plan] = _plans("phy2phy_tput", "port_pairs=2", vswitch="none", vnf="l3fwd")
@@ -363,3 +419,13 @@ def test_the_line_rate_is_every_pairs():
     assert profiles.nominal_line_rate_fps(config, TrafficProfile(64), 2) == pytest.approx(2 * one)
     assert recompute.nominal_line_rate_fps(config, 64, 2) == pytest.approx(2 * one)
     assert recompute.nominal_line_rate_fps(config, 64) == pytest.approx(one)
+
+
+def test_testpmd_that_lost_a_port_at_start_is_refused_not_run_on_fewer():
+    startup = ("rte_pmd_init_internals(): net_af_packet0: could not set PACKET_FANOUT on AF_PACKET socket for "
+               "vsbx:Invalid argument\nvdev_probe(): failed to initialize net_af_packet0 device\n")
+    assert testpmd_plugin.missing_ports("io packet forwarding - ports=1 - cores=1 - streams=1", 2, startup) == (
+        "forwards on 1 of its 2 ports: rte_pmd_init_internals(): net_af_packet0: could not set PACKET_FANOUT on "
+        "AF_PACKET socket for vsbx:Invalid argument")
+    assert testpmd_plugin.missing_ports("io packet forwarding - ports=2 - cores=1 - streams=2", 2, startup) is None
+    assert testpmd_plugin.missing_ports("", 2, "") is None  # a reply it cannot read is not a verdict

@@ -257,6 +257,8 @@ def resolve_plans(args: argparse.Namespace) -> list[TestPlan]:
     for plan in plans:
         for kind in PLUGIN_FLAGS:
             name = plan.config[kind]["name"]
+            if kind == "vswitch" and name == testcases.NO_VSWITCH:
+                continue  # --vswitch none: the plan's deployment has no switch (testcases.build_plans)
             plugin_cls = plugins.load(kind, name)
             cfg.validate_plugin_settings(kind, name, plugin_cls, plan.config)
     return plans

@@ -12,7 +12,9 @@ forwards any number of pairs in one process (testpmd: ``--port-topology=paired``
 all 2N ports, so its ``cores`` serve every port as the report's single l3fwd did; a VNF
 that forwards fewer (:attr:`Vnf.max_port_pairs`: l3fwd routes by destination only, and
 every pair carries the same flows) runs one instance per group of pairs, each with its
-own lcores (``vnf.l3fwd.lcore_cpus`` places them).
+own lcores (``vnf.l3fwd.lcore_cpus`` places them) and in a namespace of its own
+(``vsb-<run>-vnf<k>``, its links' DUT ends moved there: DPDK's ``net_af_packet`` fanout
+groups are per namespace, and two processes' can collide).
 
 A routing VNF (the vrouter) is refused: ``phy_router_phy`` is its deployment (it needs
 addresses and routes, which this one does not give).
@@ -31,9 +33,13 @@ from vsbench.interfaces.traffic import GeneratorPort, TrafficProfile
 from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.measurement.stages import TrafficPath
-from vsbench.system.testbed import Testbed, create_testbed
+from vsbench.system import naming
+from vsbench.system.testbed import Testbed, TestbedLink, add_namespace, create_testbed, move_port
 
 log = logging.getLogger(__name__)
+
+#: Namespace role of a VNF instance's own namespace (``vsb-<run>-vnf<k>``), as in pvp.
+VNF_NETNS_ROLE = "vnf"
 
 
 class PhyVnfPhy(Deployment):
@@ -73,6 +79,11 @@ class PhyVnfPhy(Deployment):
             vnf.configure(profile)
         return profile
 
+    def _links_of(self, number: int) -> tuple[TestbedLink, ...]:
+        """The testbed links VNF instance ``number`` forwards between."""
+        assert self.testbed is not None
+        return self.testbed.links[2 * number * self.pairs_per_vnf:2 * (number + 1) * self.pairs_per_vnf]
+
     def build(self) -> list[GeneratorPort]:
         caps = self.generator.capabilities()
         if not caps.needs_testbed:
@@ -96,11 +107,21 @@ class PhyVnfPhy(Deployment):
         limit = getattr(first, "max_port_pairs", None)
         self.pairs_per_vnf = pairs if limit is None else max(1, min(int(limit), pairs))
         instances = math.ceil(pairs / self.pairs_per_vnf)
-        vnfs = [first] + [self.make_vnf(self.testbed.dut_netns) for _ in range(instances - 1)]
-        self.vnfs = vnfs  # the runner reads their counters per trial and puts them in the CPU plan
         links = self.testbed.links
+        if instances == 1:
+            vnfs = [first]
+        else:
+            # each its own namespace, its links' DUT ends moved there: net_af_packet's fanout
+            # groups are per namespace and two processes' can collide (pvp._vnf_namespaces)
+            namespaces = [naming.netns_name(self.run_id, f"{VNF_NETNS_ROLE}{k}") for k in range(instances)]
+            for k, namespace in enumerate(namespaces):
+                add_namespace(namespace, self.resources)
+                for link in self._links_of(k):
+                    move_port(self.testbed.dut_netns, link.dut_iface, namespace)
+            vnfs = [self.make_vnf(namespace) for namespace in namespaces]  # ``first`` never started
+        self.vnfs = vnfs  # the runner reads their counters per trial and puts them in the CPU plan
         for number, vnf in enumerate(vnfs):
-            mine = links[2 * number * self.pairs_per_vnf:2 * (number + 1) * self.pairs_per_vnf]
+            mine = self._links_of(number)
             ports = [SwitchPort(name=link.dut_iface, number=i, spec=PortSpec(
                         kind="physical", name=link.dut_iface, iface=link.dut_iface,
                         # peer_mac: the generator port each faces (l3fwd addresses what leaves it

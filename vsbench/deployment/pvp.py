@@ -31,6 +31,10 @@ switch's, or the VNF's when :meth:`Vnf.vhost_user_server` says so), else **a vet
 VNF port** inside the DUT namespace -- one end enslaved to the switch, the other handed to
 the VNF (testpmd on ``net_af_packet``) -- when the VNF accepts ``physical`` ports.
 
+Several VNFs on veth ends each get a namespace of their own (``vsb-<run>-vnf<k>``, their
+ends moved into it): DPDK's ``net_af_packet`` fanout groups are per namespace and two
+processes' can collide (:meth:`VnfChain._vnf_namespaces`).
+
 A **routing VNF** (:attr:`Vnf.routing`: the ``vrouter``, whose kernel forwards) gets a
 network namespace of its own, ``vsb-<run>-vnf<k>`` (as a VM has its own kernel: routers in
 series must not share one routing table, nor a router the switch's namespace), and its
@@ -282,13 +286,17 @@ class VnfChain(Deployment):
         return (PortSpec(kind="physical", name=switch_end, iface=switch_end),
                 PortSpec(kind="physical", name=vnf_end, iface=vnf_end, options=options))
 
-    def _router_namespaces(self, dut_netns: str | None) -> list[str]:
-        """One namespace per routing VNF (registered for removal); refused where routers
-        cannot be addressed or wired (module doc)."""
+    def _vnf_namespaces(self, dut_netns: str | None, routing: bool) -> list[str]:
+        """One namespace per VNF (registered for removal): a routing VNF's kernel is its own
+        (module doc), and VNFs on veth ends each get theirs when there are several, because
+        DPDK's net_af_packet names its PACKET_FANOUT group after its pid XOR the interface
+        index, and groups are per namespace: two processes' ports can draw the same number
+        there, and the second's port then fails to come up (seen: a pvp lane that carried
+        nothing). Refused where routers cannot be addressed or wired."""
         if dut_netns is None:
             raise DeploymentError(f"{self.name}: a routing VNF gets veth ports into a namespace of its own, "
                                   "which exists only on the embedded testbed")
-        if self.lanes != 1:
+        if routing and self.lanes != 1:
             raise DeploymentError(f"{self.name}: a routing VNF runs in one lane only (pvp, pvvp): "
                                   f"{self.lanes} lanes would need addressing per lane")
         names = [naming.netns_name(self.run_id, f"{VNF_NETNS_ROLE}{k}") for k in range(self.vnf_count())]
@@ -314,20 +322,20 @@ class VnfChain(Deployment):
         vswitch.start()
         first = self.make_vnf(dut_netns)
         routing = bool(getattr(first, "routing", False))
+        limit = getattr(first, "max_port_pairs", None)
+        if self.shared_vnfs and limit is not None and limit < self.lanes:
+            raise DeploymentError(f"{self.name}: every lane crosses the same VNF, and vnf {first.name} forwards "
+                                  f"{limit} port pair(s), not {self.lanes} (use --vnf testpmd, or pvp with "
+                                  "topology.lanes for a VNF per lane)")
+        kind = self._port_kind(first, dut_netns)
+        self.vnf_port_kind = kind
         vnf_namespaces: list[str | None] = [None] * self.vnf_count()
-        if routing:
-            vnf_namespaces = self._router_namespaces(dut_netns)
+        if routing or (kind == "veth" and self.vnf_count() > 1):
+            vnf_namespaces = self._vnf_namespaces(dut_netns, routing)
             vnfs = [self.make_vnf(ns) for ns in vnf_namespaces]  # ``first`` never started: nothing to undo
         else:
             vnfs = [first] + [self.make_vnf(dut_netns) for _ in range(self.vnf_count() - 1)]
         self.vnfs = vnfs
-        limit = getattr(vnfs[0], "max_port_pairs", None)
-        if self.shared_vnfs and limit is not None and limit < self.lanes:
-            raise DeploymentError(f"{self.name}: every lane crosses the same VNF, and vnf {vnfs[0].name} forwards "
-                                  f"{limit} port pair(s), not {self.lanes} (use --vnf testpmd, or pvp with "
-                                  "topology.lanes for a VNF per lane)")
-        kind = self._port_kind(vnfs[0], dut_netns)
-        self.vnf_port_kind = kind
         vnf_ports: list[list[SwitchPort]] = [[] for _ in vnfs]
         segments: list[tuple[str, SwitchPort, SwitchPort]] = []
         first = 0  # interface number of the next VNF port: unique over all VNF ports

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from vsbench.deployment.phy_vnf import NO_VSWITCH
 from vsbench.runner import config as cfg
 from vsbench.runner import plugins
+from vsbench.runner.testcases import NO_VSWITCH
 from vsbench.system import host_check
 
 KINDS = ("vswitch", "trafficgen", "vnf")

@@ -26,11 +26,12 @@ from typing import Any, Mapping
 import jsonschema
 from referencing import Registry, Resource
 
-from vsbench import deployment as deployments
-from vsbench.deployment import phy_vnf
 from vsbench.runner import config as cfg
 from vsbench.runner.plan import TestPlan
 
+#: ``vswitch.name`` asking for no switch (``--vswitch none``; vsbench.deployment.phy_vnf.NO_VSWITCH,
+#: not imported here: the CLI loads this module on every call, the deployments only to run).
+NO_VSWITCH = "none"
 LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds",
                   "topology")
 
@@ -175,8 +176,11 @@ def _without_vswitch(testcase: Testcase, config: dict[str, Any]) -> None:
     """``vswitch.name: none`` (``--vswitch none``): the deployment and VNF that run without a
     switch (:func:`vsbench.deployment.phy_vnf.without_vswitch`), written into the plan's
     configuration so config.yaml says what ran."""
-    if cfg.get_path(config, "vswitch.name") != phy_vnf.NO_VSWITCH:
+    if cfg.get_path(config, "vswitch.name") != NO_VSWITCH:
         return
+    from vsbench import deployment as deployments
+    from vsbench.deployment import phy_vnf
+
     try:
         name, vnf = phy_vnf.without_vswitch(deployments.get(str(config["test"]["deployment"])),
                                             cfg.get_path(config, "vnf.name"))

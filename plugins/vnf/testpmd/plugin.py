@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import re
 import shutil
 import subprocess
 import tempfile
@@ -141,6 +142,19 @@ def settings_errors(cfg: Mapping[str, Any], online: set[int]) -> list[str]:
         errors.append(f"vnf.testpmd.cores={cores} needs {cores} CPUs for its forwarding lcores; "
                       f"this host has {len(online)} online")
     return errors
+
+
+def missing_ports(start_reply: str, expected: int, startup_output: str) -> str | None:
+    """Why testpmd forwards on fewer ports than it was given (a vdev its EAL could not
+    probe: it goes on with the others, and one lane would silently carry nothing), or None.
+    ``start_reply`` is the console's answer to ``start`` (``io packet forwarding -
+    ports=2 - ...``)."""
+    found = re.search(r"forwarding - ports=(\d+)", start_reply)
+    if found is None or int(found.group(1)) == expected:
+        return None
+    why = next((line.strip() for line in startup_output.splitlines()
+                if "could not" in line or "failed to initialize" in line or "Cannot" in line), "see its log")
+    return f"forwards on {found.group(1)} of its {expected} ports: {why}"
 
 
 def forward_cpus(cfg: Mapping[str, Any], online: set[int]) -> tuple[int, ...]:
@@ -351,7 +365,9 @@ class Testpmd(Vnf):
         self.console = console
         self._stack.register(f"testpmd process {console.pid}", self._end_process, console)
         self.dpdk_version = statsmod.parse_version(console.startup_output)
-        self._command("start")
+        problem = missing_ports(self._command("start"), len(ports), console.startup_output)
+        if problem:
+            raise PluginError(f"testpmd: {problem}")
         log.info("testpmd %s: %s forwarding on %d ports (pid %d, lcores %s)", self.file_prefix,
                  self.cfg["forward_mode"], len(ports), console.pid,
                  argvs.lcores_arg(self.launch.main_cpu, self.launch.forward_cpus))
