@@ -361,12 +361,13 @@ def test_preflight_refuses_a_topology_setting_the_deployment_does_not_read():
 
 # -- the VNFs' forwarding cores ---------------------------------------------------------------
 
-def test_l3fwd_gives_each_port_one_queue_and_its_lcores_take_them_in_turn():
+def test_l3fwd_lcores_take_the_ports_in_turn():
     rules = dict(lookup="lpm", rules_v4=Path("/r/4"), rules_v6=Path("/r/6"))
     one = l3fwd_command.app_args(ports=2, lcore=1, **rules)
     assert one[one.index("--config") + 1] == "(0,0,1),(1,0,1)"
     two = l3fwd_command.app_args(ports=2, lcore=[1, 0], **rules)
-    assert two[two.index("--config") + 1] == "(0,0,1),(1,0,0)"
+    # a transmit queue per lcore on every port, so two queue pairs a port, both polled by its lcore
+    assert two[two.index("--config") + 1] == "(0,0,1),(0,1,1),(1,0,0),(1,1,0)"
     with pytest.raises(ValueError, match="1 to 2 lcores, not 3"):
         l3fwd_command.app_args(ports=2, lcore=[1, 2, 3], **rules)
     argv = l3fwd_command.process_argv(Path("/b/l3fwd"), lcore=[1, 0], memory_args=[], vdevs=[], app=[])
@@ -393,7 +394,7 @@ def test_l3fwd_cores_and_their_cpus():
         "vnf.l3fwd.cores=2: l3fwd in a VM runs one lcore (use mode: process)"]
     # more lcores than its two ports, where the CPUs are there
     assert l3fwd_plugin.lcore_errors(l3fwd_plugin.with_defaults({"cores": 3}), set(range(8))) == [
-        "vnf.l3fwd.cores=3: l3fwd gives each of its 2 ports one receive queue, so at most 2 lcores per l3fwd "
+        "vnf.l3fwd.cores=3: l3fwd hands each of its 2 ports to one lcore, so at most 2 lcores per l3fwd "
         "(4 ports: topology.port_pairs=2, one l3fwd per pair)"]
     assert l3fwd_plugin.L3fwd.max_port_pairs == 1
 

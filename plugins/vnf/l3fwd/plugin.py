@@ -40,7 +40,7 @@ from vsbench_plugins.vnf.l3fwd import build, command, routes
 log = logging.getLogger(__name__)
 
 MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
-#: l3fwd forwards one pair of ports, each with one receive queue: one lcore per port at most.
+#: l3fwd forwards one pair of ports, each port wholly one lcore's: one lcore per port at most.
 MAX_LCORES = 2
 READY_TEXT = "entering main loop"
 
@@ -57,8 +57,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "lcore_cpu": {"type": "integer", "minimum": 0, "default": 1,
                       "description": "process mode: host CPU of l3fwd's forwarding lcore (cores: 1, lcore_cpus null)"},
         "cores": {"type": "integer", "minimum": 1, "default": 1,
-                  "description": "process mode: forwarding lcores of each l3fwd, at most one per port (2); "
-                                 "on the highest online CPUs unless lcore_cpus says"},
+                  "description": "process mode: forwarding lcores of each l3fwd, at most one per port (2; "
+                                 "more than one on veth ends only), on the highest online CPUs unless "
+                                 "lcore_cpus says"},
         "lcore_cpus": {"type": ["array", "null"], "items": {"type": "integer", "minimum": 0}, "minItems": 1,
                        "uniqueItems": True, "default": None,
                        "description": "process mode: host CPUs of the lcores, `cores` per l3fwd: the n-th l3fwd "
@@ -100,7 +101,7 @@ def lcore_errors(cfg: Mapping[str, Any], online: set[int]) -> list[str]:
     if listed is None and cores > len(online):
         return [f"vnf.l3fwd.cores={cores} needs {cores} CPUs for its lcores; this host has {len(online)} online"]
     if cores > MAX_LCORES:
-        return [f"vnf.l3fwd.cores={cores}: l3fwd gives each of its {MAX_LCORES} ports one receive queue, "
+        return [f"vnf.l3fwd.cores={cores}: l3fwd hands each of its {MAX_LCORES} ports to one lcore, "
                 f"so at most {MAX_LCORES} lcores per l3fwd (4 ports: topology.port_pairs=2, one l3fwd per pair)"]
     wanted = list(listed) if listed is not None else ([int(cfg["lcore_cpu"])] if cores == 1 else [])
     bad = sorted(c for c in wanted if c not in online)
@@ -241,6 +242,10 @@ class L3fwd(Vnf):
             for port in ports:
                 if port.spec.socket_path is None:
                     raise PluginError(f"l3fwd: vhost-user port {port.name} has no socket")
+            if int(self.cfg["cores"]) > 1:
+                raise PluginError(f"vnf.l3fwd.cores={self.cfg['cores']}: l3fwd runs one lcore on vhost-user ports "
+                                  "(with a queue per lcore DPDK 22.11's l3fwd asks virtio for RSS, which it refuses); "
+                                  "several lcores run on veth ends (phy_vnf_phy, a switch without vhost-user)")
             return
         if kinds != {"physical"} or any(not port.spec.iface or port.spec.pci for port in ports):
             raise PluginError("l3fwd attaches to two vhost-user ports or to two kernel interfaces; got "
@@ -297,8 +302,9 @@ class L3fwd(Vnf):
         """One vdev per port, in port order (DPDK numbers them as they are given)."""
         if self.ports[0].spec.kind == "vhostuser":
             return dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports])
-        try:
-            return [dpdk.af_packet_vdev(index, str(p.spec.iface)) for index, p in enumerate(self.ports)]
+        try:  # one queue pair per lcore: l3fwd gives each lcore a transmit queue on every port
+            return [dpdk.af_packet_vdev(index, str(p.spec.iface), qpairs=len(self._lcores()))
+                    for index, p in enumerate(self.ports)]
         except dpdk.DpdkAppError as exc:
             raise PluginError(f"l3fwd: {exc}") from None
 
