@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--test", action="append", metavar="NAME", default=[],
                         help="testcase to run (repeatable); see --list")
-    parser.add_argument("--vswitch", metavar="X", help="vSwitch plugin (see --list-plugins)")
+    parser.add_argument("--vswitch", metavar="X", help="vSwitch plugin (see --list-plugins); none: no switch, a p2p "
+                        "testcase runs its ports through a forwarding VNF (phy_vnf_phy), as VSPERF did")
     parser.add_argument("--trafficgen", metavar="Y", help="traffic generator plugin")
     parser.add_argument("--vnf", metavar="Z", help="VNF plugin")
     parser.add_argument("--conf-file", action="append", metavar="F", default=[], type=Path,
@@ -291,6 +292,8 @@ def resolve_plans(args: argparse.Namespace) -> list[TestPlan]:
     for plan in plans:
         for kind in PLUGIN_FLAGS:
             name = plan.config[kind]["name"]
+            if kind == "vswitch" and name == testcases.NO_VSWITCH:
+                continue  # --vswitch none: the plan's deployment has no switch (testcases.build_plans)
             plugin_cls = plugins.load(kind, name)
             cfg.validate_plugin_settings(kind, name, plugin_cls, plan.config)
     return plans

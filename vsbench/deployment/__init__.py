@@ -1,4 +1,5 @@
-"""Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, pvp, pvvp, pvpv, v2v.
+"""Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, phy_vnf_phy, pvp, pvvp,
+pvpv, v2v.
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
 testcase's ``deployment`` name to its class.
@@ -6,14 +7,16 @@ testcase's ``deployment`` name to its class.
 
 from __future__ import annotations
 
-from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
+from vsbench.deployment.base import Deployment, DeploymentError, Shape, VSwitchFactory
 from vsbench.deployment.op2p import Op2p
 from vsbench.deployment.p2p import P2P
+from vsbench.deployment.phy_vnf import PhyVnfPhy
 from vsbench.deployment.pvp import Pvp, PvpMultiport, Pvpv, Pvvp, VnfChain
 from vsbench.deployment.routed import PhyRouterPhy
 from vsbench.deployment.v2v import V2v
 
-DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, Op2p, PhyRouterPhy, Pvp, Pvvp, Pvpv, PvpMultiport, V2v)}
+DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, Op2p, PhyRouterPhy, PhyVnfPhy, Pvp, Pvvp, Pvpv,
+                                                                      PvpMultiport, V2v)}
 
 
 class UnknownDeploymentError(DeploymentError):
@@ -28,4 +31,5 @@ def get(name: str) -> type[Deployment]:
         raise UnknownDeploymentError(f"unknown deployment {name!r}; available: {known}") from None
 
 
-__all__ = ["DEPLOYMENTS", "Deployment", "DeploymentError", "UnknownDeploymentError", "VSwitchFactory", "VnfChain", "get"]
+__all__ = ["DEPLOYMENTS", "Deployment", "DeploymentError", "Shape", "UnknownDeploymentError", "VSwitchFactory", "VnfChain",
+           "get"]

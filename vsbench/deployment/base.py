@@ -9,6 +9,7 @@ resource it acquires registers its undo on the run's :class:`ResourceStack` as i
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping
 
 from vsbench.interfaces.traffic import GeneratorPort
@@ -29,15 +30,35 @@ class DeploymentError(Exception):
     """The topology cannot be built as configured; the message is one line."""
 
 
+#: The ``topology`` settings (conf/00_common.yaml) and the value each has when it leaves
+#: the shape to the deployment. A deployment reads those in its :attr:`Deployment.topology_keys`;
+#: one set to anything else on a deployment that does not read it is refused (it would
+#: change nothing, and the figure would be published under its name).
+TOPOLOGY_DEFAULTS: dict[str, Any] = {"port_pairs": 1, "lanes": None, "vnfs_per_lane": None, "lane_vnfs": None}
+TOPOLOGY_KEYS = ("port_pairs", "lanes", "vnfs_per_lane", "lane_vnfs")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A deployment's shape as configured: known before anything is built (the preflight
+    checks it, results.json records it for plans that never ran)."""
+
+    generator_port_count: int
+    #: Bridges each frame crosses; with lanes of different lengths the mean over the
+    #: lanes (each lane is offered the same load, so throughput x this is what was switched).
+    switching_operations: int | float
+
+
 class Deployment(abc.ABC):
     """A topology. ``build()`` creates it and returns the generator ports to send on."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    #: How many times each frame is switched between generator TX and RX.
-    switching_operations: ClassVar[int] = 1
-    #: Generator ports the topology uses.
-    generator_port_count: ClassVar[int] = 2
+    #: How many times each frame is switched between generator TX and RX (the class's
+    #: default; an instance holds the configured shape's, :meth:`shape`).
+    switching_operations: int | float = 1
+    #: Generator ports the topology uses (likewise).
+    generator_port_count: int = 2
     #: The shape in the seed reports' words (``PHY-PHY``, ``PHY-VNF-PHY``...).
     topology: ClassVar[str] = ""
     #: Frames cross a VNF: the preflight refuses a plan without one (``vnf.name: none``).
@@ -45,6 +66,8 @@ class Deployment(abc.ABC):
     #: The topology has a switch: ``vswitch`` is loaded and checked. False (a router
     #: between the generator's ports) skips it, and results say ``vswitch: none``.
     uses_vswitch: ClassVar[bool] = True
+    #: The ``topology`` settings this deployment reads (:data:`TOPOLOGY_KEYS`).
+    topology_keys: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -63,12 +86,37 @@ class Deployment(abc.ABC):
         self.make_vswitch = make_vswitch
         self.make_vnf = make_vnf
         self.vswitch: VSwitch | None = None
+        shape = self.shape(config)
+        self.generator_port_count = shape.generator_port_count
+        self.switching_operations = shape.switching_operations
+
+    @classmethod
+    def topology_settings(cls, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``topology`` settings this deployment reads, by key (None: as the deployment
+        is). A setting it does not read, set away from its default, is a
+        :class:`DeploymentError` naming the key."""
+        topology = dict(config.get("topology") or {})
+        for key in TOPOLOGY_KEYS:
+            value = topology.get(key)
+            if key not in cls.topology_keys and value is not None and value != TOPOLOGY_DEFAULTS[key]:
+                reads = ", ".join(f"topology.{k}" for k in cls.topology_keys) or "no topology setting"
+                raise DeploymentError(f"topology.{key}={value} does not apply to deployment {cls.name} "
+                                      f"(it reads {reads})")
+        return {key: topology.get(key) for key in cls.topology_keys}
+
+    @classmethod
+    def shape(cls, config: Mapping[str, Any]) -> Shape:
+        """The shape ``config`` asks for (its ``topology`` section checked); raises
+        :class:`DeploymentError` with one line when it is not one this deployment builds."""
+        cls.topology_settings(config)
+        return Shape(cls.generator_port_count, cls.switching_operations)
 
     def describe(self) -> dict[str, Any]:
         """What results.json records about the topology (``TestResult.topology``): its
-        shape, how many VNFs and switching operations. VNF topologies add more."""
+        shape, how many VNFs, switching operations and generator port pairs (the line
+        rate is every pair's). VNF topologies add more."""
         return {"topology": self.topology or self.name, "vnf_count": 0,
-                "switching_operations": self.switching_operations}
+                "switching_operations": self.switching_operations, "port_pairs": self.generator_port_count // 2}
 
     @abc.abstractmethod
     def build(self) -> list[GeneratorPort]:

@@ -5,6 +5,11 @@ pairs whose other ends the generator owns (when the generator says ``needs_testb
 with a hardware or remote generator they are the NICs given in ``testbed.dut_ports`` (or
 nothing vsbench touches, for an ``external`` DUT), and the generator's own ports come from
 its settings (``ports``). One bridge, two ports, one ``connect``: one switching operation.
+
+``topology.port_pairs: N`` (the 4-port PHY-OVS-PHY of ONP 2.1 section 7.2 is N = 2) uses
+2N generator ports, pairs ``2k <-> 2k+1``, each pair its own bridge of two ports and its
+own ``connect``: still one switching operation per frame, and a learning switch (the
+Linux bridge) cannot short-cut one pair into another by a MAC it learned there.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces.traffic import GeneratorPort
 from vsbench.interfaces.vswitch import PortSpec
-from vsbench.deployment.base import Deployment, DeploymentError
+from vsbench.deployment.base import Deployment, DeploymentError, Shape
 from vsbench.system import naming
 from vsbench.deployment.ports import generator_ports_of
 from vsbench.system.testbed import Testbed, create_testbed
@@ -54,20 +59,35 @@ def dut_port_specs(config: Mapping[str, Any], run_id: str, count: int) -> list[P
     return specs
 
 
+def port_pairs_of(config: Mapping[str, Any], deployment: str) -> int:
+    """``topology.port_pairs`` (1 when unset), checked."""
+    pairs = (config.get("topology") or {}).get("port_pairs")
+    pairs = 1 if pairs is None else pairs
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 1:
+        raise DeploymentError(f"topology.port_pairs must be an integer >= 1 for {deployment}, got {pairs!r}")
+    return pairs
+
+
 class P2P(Deployment):
     name: ClassVar[str] = "p2p"
-    description: ClassVar[str] = "PHY-vSwitch-PHY: two physical ports forwarded by one bridge"
-    switching_operations: ClassVar[int] = 1
-    generator_port_count: ClassVar[int] = 2
+    description: ClassVar[str] = "PHY-vSwitch-PHY: pairs of physical ports, each pair forwarded by its own bridge"
+    switching_operations = 1
+    generator_port_count = 2
     topology: ClassVar[str] = "PHY-PHY"
+    topology_keys: ClassVar[tuple[str, ...]] = ("port_pairs",)
 
     testbed: Testbed | None = None
+
+    @classmethod
+    def shape(cls, config: Mapping[str, Any]) -> Shape:
+        cls.topology_settings(config)
+        return Shape(2 * port_pairs_of(config, cls.name), 1)
 
     def build(self) -> list[GeneratorPort]:
         caps = self.generator.capabilities()
         if caps.ports < self.generator_port_count:
             raise DeploymentError(
-                f"p2p needs {self.generator_port_count} generator ports; "
+                f"{self.name} needs {self.generator_port_count} generator ports; "
                 f"{self.generator.name or 'the generator'} has {caps.ports}"
             )
         link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
@@ -87,10 +107,11 @@ class P2P(Deployment):
         # Registered before start(): stop() is idempotent and a half-started switch must go too.
         self.resources.register(f"vswitch {vswitch.name}", vswitch.stop)
         vswitch.start()
-        bridge = naming.iface_name(self.run_id, "br", 0)
-        vswitch.add_bridge(bridge)
-        a = vswitch.add_port(bridge, specs[0])
-        b = vswitch.add_port(bridge, specs[1])
-        vswitch.connect(bridge, a, b)
-        log.info("p2p: %s bridge %s forwards %s <-> %s", vswitch.name, bridge, a.name, b.name)
+        for pair in range(self.generator_port_count // 2):
+            bridge = naming.iface_name(self.run_id, "br", pair)
+            vswitch.add_bridge(bridge)
+            a = vswitch.add_port(bridge, specs[2 * pair])
+            b = vswitch.add_port(bridge, specs[2 * pair + 1])
+            vswitch.connect(bridge, a, b)
+            log.info("p2p: %s bridge %s forwards %s <-> %s", vswitch.name, bridge, a.name, b.name)
         return gen_ports

@@ -43,6 +43,10 @@ class Vnf(Plugin):
     #: The VNF routes: it is configured with :meth:`configure_router` and frames are
     #: addressed to its ports (see the module doc).
     routing: ClassVar[bool] = False
+    #: Port pairs one instance forwards (``start`` gets twice as many ports); None: any
+    #: number. A deployment needing more pairs than that starts one instance per pair
+    #: (``phy_vnf_phy``) or refuses (``pvp_multiport``).
+    max_port_pairs: ClassVar[int | None] = None
 
     @abc.abstractmethod
     def start(self, ports: Sequence[SwitchPort]) -> None:

@@ -86,10 +86,11 @@ def link_bps(config: Mapping[str, Any]) -> float:
     return float(gbps) * 1e9
 
 
-def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile) -> float:
-    """Aggregate nominal line rate over the profile's directions (frames/s).
+def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile, port_pairs: int = 1) -> float:
+    """Aggregate nominal line rate over the profile's directions (frames/s) on each of
+    ``port_pairs`` pairs of generator ports (a topology with lanes sends on every pair).
 
     Loads are aggregate over directions, so a bidirectional profile on two 10G links has
-    twice the line rate of one link.
+    twice the line rate of one link, and on two pairs of them four times.
     """
-    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.directions
+    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.directions * max(1, port_pairs)

@@ -56,17 +56,23 @@ class TrafficPath:
                 "hops": [{"vnf": h.vnf, "in_port": h.in_port, "out_port": h.out_port} for h in self.hops]}
 
 
-def chain_paths(lanes: Sequence[tuple[int, int]], vnfs_per_lane: int, shared: bool = False) -> list[TrafficPath]:
+def chain_paths(lanes: Sequence[tuple[int, int]], vnfs_per_lane: int | Sequence[int],
+                shared: bool = False) -> list[TrafficPath]:
     """Both directions of each lane ``(a, b)`` of generator ports through ``vnfs_per_lane``
-    VNFs in series, numbered lane by lane; each VNF forwards its port 0 <-> port 1 (port 0
-    faces ``a``). ``shared``: every lane crosses the same VNFs, lane ``k`` on their ports
-    ``2k`` <-> ``2k+1``."""
+    VNFs in series (one count for every lane, or one per lane), numbered lane by lane;
+    each VNF forwards its port 0 <-> port 1 (port 0 faces ``a``). ``shared``: every lane
+    crosses the same VNFs, lane ``k`` on their ports ``2k`` <-> ``2k+1``."""
+    counts = [vnfs_per_lane] * len(lanes) if isinstance(vnfs_per_lane, int) else list(vnfs_per_lane)
+    if len(counts) != len(lanes):
+        raise ValueError(f"{len(counts)} VNF counts for {len(lanes)} lanes")
     paths = []
-    for lane, (a, b) in enumerate(lanes):
-        first, p = (0, 2 * lane) if shared else (lane * vnfs_per_lane, 0)
-        forward = tuple(VnfHop(first + i, p, p + 1) for i in range(vnfs_per_lane))
-        backward = tuple(VnfHop(first + i, p + 1, p) for i in reversed(range(vnfs_per_lane)))
+    next_vnf = 0
+    for lane, ((a, b), count) in enumerate(zip(lanes, counts)):
+        first, p = (0, 2 * lane) if shared else (next_vnf, 0)
+        forward = tuple(VnfHop(first + i, p, p + 1) for i in range(count))
+        backward = tuple(VnfHop(first + i, p + 1, p) for i in reversed(range(count)))
         paths += [TrafficPath(a, b, forward), TrafficPath(b, a, backward)]
+        next_vnf += count
     return paths
 
 

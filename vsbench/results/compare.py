@@ -81,7 +81,7 @@ def _switched(run: RunMetrics) -> list[MetricValue]:
             continue
         info = run.test(m.key.test)
         ops = (info.fields.get("switching_operations") if info else None)
-        if not isinstance(ops, int) or ops < 1:
+        if isinstance(ops, bool) or not isinstance(ops, (int, float)) or ops < 1:
             continue
         key = MetricKey(m.key.test, m.key.frame_size_bytes, m.key.metric[:-len("_fps")] + "_switched_fps")
         if key in have:

@@ -537,7 +537,8 @@ class TestResult:
     description: str = ""
     variant: dict[str, Any] = field(default_factory=dict)
     deployment: str = ""
-    switching_operations: int | None = None
+    #: Bridges a frame crosses (a mean over lanes of different lengths: pvp topology.lane_vnfs).
+    switching_operations: int | float | None = None
     vswitch: str = ""
     trafficgen: str = ""
     traffic_type: str = ""

@@ -100,10 +100,12 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def nominal_line_rate_fps(config: dict, frame_size_bytes: int) -> float:
+def nominal_line_rate_fps(config: dict, frame_size_bytes: int, port_pairs: int = 1) -> float:
+    """Every direction's line rate on each pair of generator ports (results.json's
+    ``topology.port_pairs``; runs that do not say had one pair)."""
     link_bps = float(config["testbed"]["link_gbps"]) * 1e9
     directions = 2 if (config.get("traffic") or {}).get("bidirectional", True) else 1
-    return line_rate_fps(link_bps, frame_size_bytes) * directions
+    return line_rate_fps(link_bps, frame_size_bytes) * directions * max(1, int(port_pairs or 1))
 
 
 def recompute_point(point: dict, trials: list[TrialRecord], frame_size_bytes: int, nominal: float) -> ReportedPoint:
@@ -157,7 +159,7 @@ def verify(run_dir: Path) -> list[str]:
             for name in TALLY_FIELDS:
                 if not _same(getattr(t, name), fs[name]):
                     problems.append(f"{where}: {name} {fs[name]} != recomputed {getattr(t, name)}")
-            nominal = nominal_line_rate_fps(config, size)
+            nominal = nominal_line_rate_fps(config, size, (test.get("topology") or {}).get("port_pairs") or 1)
             if not _same(nominal, fs["nominal_line_rate_fps"]):
                 problems.append(f"{where}: nominal line rate {fs['nominal_line_rate_fps']} != {nominal}")
             problems.extend(verify_traffic_types(fs, trials, own_indices, where))

@@ -29,7 +29,7 @@ from vsbench.system import yaml_text
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 UNIT_SUFFIXES = ("_s", "_ns", "_fps", "_bytes", "_pps", "_gbps", "_mb")
 # Sections whose leaves short --test-params names resolve into, in order of preference.
-SHORT_NAME_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "testbed")
+SHORT_NAME_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "testbed", "topology")
 
 
 class ConfigError(Exception):

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from vsbench.runner import config as cfg
 from vsbench.runner import plugins
+from vsbench.runner.testcases import NO_VSWITCH
 from vsbench.system import host_check
 
 KINDS = ("vswitch", "trafficgen", "vnf")
@@ -47,7 +48,8 @@ def selected_plugins(config: Mapping[str, Any], flags: Mapping[str, str | None],
     for kind in KINDS:
         names = plugins.available(kind) if every else \
             [flags.get(kind) or (config.get(kind) or {}).get("name")]
-        out += [(kind, name) for name in names if name]
+        # vswitch none (--vswitch none): no switch to check
+        out += [(kind, name) for name in names if name and not (kind == "vswitch" and name == NO_VSWITCH)]
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from vsbench.deployment import Deployment, DeploymentError
+from vsbench.deployment import Deployment, DeploymentError, Shape
 from vsbench.deployment import get as get_deployment
 from vsbench.interfaces.plugin import Plugin, RunParameters
 from vsbench.measurement import profiles
@@ -39,6 +39,8 @@ class CheckedPlan:
     frame_sizes: list[int] = field(default_factory=list)
     #: What the plan's plugins are given besides their settings (``context.run``).
     run: RunParameters = field(default_factory=RunParameters)
+    #: The deployment's shape as configured (``topology``): its switching operations.
+    shape: Shape | None = None
 
 
 def _section(config: Mapping[str, Any], kind: str, name: str) -> Mapping[str, Any]:
@@ -73,6 +75,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     test = config.get("test") or {}
     try:
         deployment = get_deployment(str(test.get("deployment") or "p2p"))
+        shape = deployment.shape(config)
     except DeploymentError as exc:
         raise PreflightError(f"{where}{exc}") from None
     for kind in PLUGIN_KINDS:
@@ -124,7 +127,7 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
         traffic_types.check_generator(traffic, classes["trafficgen"])
     except traffic_types.TrafficTypeError as exc:
         raise PreflightError(f"{where}{exc}") from None
-    return CheckedPlan(classes, collectors, deployment, sizes, run)
+    return CheckedPlan(classes, collectors, deployment, sizes, run, shape)
 
 
 def _check_no_switch_settings(config: Mapping[str, Any], deployment: str, where: str) -> None:

@@ -387,6 +387,7 @@ class Run:
             if plugin is not None:
                 self.plugin_versions.append(sysinfo.plugin_versions(index, kind, plugin))
         self.write_sysinfo()
+        test.switching_operations = deployment.switching_operations  # the shape as built
         if hasattr(deployment, "describe"):
             test.topology = deployment.describe()
         for note in deployment.notes():  # what stands in for what the report had (v2v: endpoints for VMs)
@@ -422,7 +423,8 @@ class Run:
             profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
-            fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
+            fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile,
+                                                                      deployment.generator_port_count // 2)
             fs.status = "running"
             first_trial = len(trials.records)
             trials.frame_size_bytes = profile.frame_size_bytes
@@ -553,7 +555,7 @@ class Run:
             description=str(test_section.get("description") or "").strip(),
             variant=dict(plan.variant),
             deployment=checked.deployment.name,
-            switching_operations=checked.deployment.switching_operations,
+            switching_operations=(checked.shape or checked.deployment).switching_operations,
             vswitch=checked.classes["vswitch"].name if "vswitch" in checked.classes else "none",
             vnf=checked.classes["vnf"].name if "vnf" in checked.classes else "",
             trafficgen=checked.classes["trafficgen"].name,

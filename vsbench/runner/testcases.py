@@ -29,7 +29,11 @@ from referencing import Registry, Resource
 from vsbench.runner import config as cfg
 from vsbench.runner.plan import TestPlan
 
-LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds")
+#: ``vswitch.name`` asking for no switch (``--vswitch none``; vsbench.deployment.phy_vnf.NO_VSWITCH,
+#: not imported here: the CLI loads this module on every call, the deployments only to run).
+NO_VSWITCH = "none"
+LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds",
+                  "topology")
 
 
 class TestcaseError(cfg.ConfigError):
@@ -168,6 +172,25 @@ def _check_dimensions_apply(testcase: Testcase, dims: Mapping[str, list[Any]], c
                                     f"but the test runs {parts[0]} {selected}: every plan would be the same")
 
 
+def _without_vswitch(testcase: Testcase, config: dict[str, Any]) -> None:
+    """``vswitch.name: none`` (``--vswitch none``): the deployment and VNF that run without a
+    switch (:func:`vsbench.deployment.phy_vnf.without_vswitch`), written into the plan's
+    configuration so config.yaml says what ran."""
+    if cfg.get_path(config, "vswitch.name") != NO_VSWITCH:
+        return
+    from vsbench import deployment as deployments
+    from vsbench.deployment import phy_vnf
+
+    try:
+        name, vnf = phy_vnf.without_vswitch(deployments.get(str(config["test"]["deployment"])),
+                                            cfg.get_path(config, "vnf.name"))
+    except deployments.DeploymentError as exc:
+        raise TestcaseError(f"test {testcase.name}: {exc}") from None
+    config["test"]["deployment"] = name
+    if vnf is not None:
+        cfg.set_path(config, "vnf.name", vnf)
+
+
 def build_plans(
     testcase: Testcase,
     base: Mapping[str, Any],
@@ -196,6 +219,7 @@ def build_plans(
     for kind, name in flags.items():
         if name:
             cfg.set_path(merged, f"{kind}.name", name)
+    _without_vswitch(testcase, merged)
     _check_dimensions_apply(testcase, dims, merged)
 
     plans = []

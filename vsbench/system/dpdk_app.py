@@ -75,12 +75,14 @@ def virtio_user_vdevs(socket_paths: Sequence[Path], queues: int = 1, queue_size:
 
 
 def af_packet_vdev(index: int, iface: str, *, framecnt: int = 2048, blocksz: int = 4096,
-                   framesz: int = 2048) -> str:
+                   framesz: int = 2048, qpairs: int = 1) -> str:
     """The ``--vdev`` argument of one ``net_af_packet`` port on kernel interface ``iface``
-    (a veth end, for a switch without vhost-user): packet-mmap rings, the qdisc bypassed."""
+    (a veth end, for a switch without vhost-user): packet-mmap rings, the qdisc bypassed.
+    ``qpairs`` > 1: that many sockets, the kernel spreading received frames over them by
+    flow hash (a program must poll every one of their receive queues)."""
     if not IFACE_RE.match(iface):
         raise DpdkAppError(f"{iface!r} is not an interface name a DPDK device argument can carry")
-    return (f"--vdev=net_af_packet{index},iface={iface},qpairs=1,blocksz={int(blocksz)},"
+    return (f"--vdev=net_af_packet{index},iface={iface},qpairs={int(qpairs)},blocksz={int(blocksz)},"
             f"framesz={int(framesz)},framecnt={int(framecnt)},qdisc_bypass=1")
 
 

@@ -92,6 +92,8 @@ CEILING_SHARE = {"trafgen": 0.75, "pacer": 0.95, "xdp": 0.8}
 #: Engines whose sender is one of vsbench's own (:mod:`.pacer`): both directions from one
 #: process on ``cpus[0]``, paced by it, reporting its pacing.
 OWN_SENDERS = {"pacer": pacer_engine.PACER, "xdp": pacer_engine.XDPGEN}
+#: Directions (streams) one of those sends: one port pair's (csrc/vsbench_streams.h).
+OWN_SENDER_MAX_DIRECTIONS = 2
 #: Largest frame the xdp sender takes (a live XDP frame lives in one page).
 XDP_MAX_FRAME_BYTES = 3000
 
@@ -369,6 +371,10 @@ class Trafgen(TrafficGenerator):
         self._directions = directions
         engine = self.cfg["engine"]
         if engine in OWN_SENDERS:
+            if len(directions) > OWN_SENDER_MAX_DIRECTIONS:
+                raise PluginError(f"trafgen engine {engine} sends at most {OWN_SENDER_MAX_DIRECTIONS} directions "
+                                  f"(one port pair), {len(ports)} ports need {len(directions)}: use "
+                                  "trafficgen.trafgen.engine: trafgen")
             if engine == "xdp":
                 self._prepare_xdp(directions)
             self._streams = []

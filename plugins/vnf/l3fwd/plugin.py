@@ -40,6 +40,8 @@ from vsbench_plugins.vnf.l3fwd import build, command, routes
 log = logging.getLogger(__name__)
 
 MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
+#: l3fwd forwards one pair of ports, each port wholly one lcore's: one lcore per port at most.
+MAX_LCORES = 2
 READY_TEXT = "entering main loop"
 
 SETTINGS_SCHEMA: dict[str, Any] = {
@@ -53,7 +55,15 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "binary": {"type": ["string", "null"], "default": None,
                    "description": "a prebuilt l3fwd; null builds it from dpdk-doc's sources (cached)"},
         "lcore_cpu": {"type": "integer", "minimum": 0, "default": 1,
-                      "description": "process mode: host CPU of l3fwd's one forwarding lcore"},
+                      "description": "process mode: host CPU of l3fwd's forwarding lcore (cores: 1, lcore_cpus null)"},
+        "cores": {"type": "integer", "minimum": 1, "default": 1,
+                  "description": "process mode: forwarding lcores of each l3fwd, at most one per port (2; "
+                                 "more than one on veth ends only), on the highest online CPUs unless "
+                                 "lcore_cpus says"},
+        "lcore_cpus": {"type": ["array", "null"], "items": {"type": "integer", "minimum": 0}, "minItems": 1,
+                       "uniqueItems": True, "default": None,
+                       "description": "process mode: host CPUs of the lcores, `cores` per l3fwd: the n-th l3fwd "
+                                      "of a run takes the n-th group when the list has one, else the first"},
         "memory_mb": {"type": ["integer", "null"], "minimum": 32, "default": None,
                       "description": "hugepage memory for l3fwd; null: 256 (lpm) or 768 (em)"},
         "rx_desc": {"type": ["integer", "null"], "minimum": 64, "default": None},
@@ -81,6 +91,37 @@ def with_defaults(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     return cfg
 
 
+def lcore_errors(cfg: Mapping[str, Any], online: set[int]) -> list[str]:
+    """What the schema cannot say about the lcores' settings, one line each (pure)."""
+    cores, listed = int(cfg["cores"]), cfg.get("lcore_cpus")
+    if cfg["mode"] == "vm":
+        return [f"vnf.l3fwd.cores={cores}: l3fwd in a VM runs one lcore (use mode: process)"] if cores > 1 else []
+    if listed is not None and len(listed) < cores:
+        return [f"vnf.l3fwd.lcore_cpus lists {len(listed)} CPU(s) for cores={cores}"]
+    if listed is None and cores > len(online):
+        return [f"vnf.l3fwd.cores={cores} needs {cores} CPUs for its lcores; this host has {len(online)} online"]
+    if cores > MAX_LCORES:
+        return [f"vnf.l3fwd.cores={cores}: l3fwd hands each of its {MAX_LCORES} ports to one lcore, "
+                f"so at most {MAX_LCORES} lcores per l3fwd (4 ports: topology.port_pairs=2, one l3fwd per pair)"]
+    wanted = list(listed) if listed is not None else ([int(cfg["lcore_cpu"])] if cores == 1 else [])
+    bad = sorted(c for c in wanted if c not in online)
+    return [f"vnf.l3fwd CPUs {bad} are not online (online: {sorted(online)})"] if bad else []
+
+
+def lcore_cpus(cfg: Mapping[str, Any], online: set[int], instance: int = 0) -> list[int]:
+    """The host CPUs of the ``instance``-th l3fwd's lcores (first: the main lcore):
+    ``lcore_cpus``' group ``instance`` (or its first group), else ``lcore_cpu`` for one
+    lcore, else the ``cores`` highest online CPUs (CPU 0, where the generator and the
+    kernel's work run by default, last)."""
+    cores, listed = int(cfg["cores"]), cfg.get("lcore_cpus")
+    if listed:
+        group = instance if len(listed) >= (instance + 1) * cores else 0
+        return [int(c) for c in listed[group * cores:(group + 1) * cores]]
+    if cores == 1:
+        return [int(cfg["lcore_cpu"])]
+    return sorted(online, reverse=True)[:cores]
+
+
 class L3fwd(Vnf):
     """DPDK l3fwd on vhost-user ports or veth ends, as a process or in a VM."""
 
@@ -93,6 +134,8 @@ class L3fwd(Vnf):
     #: the deployments' question: which switch ports l3fwd attaches to (kernel interfaces
     #: through net_af_packet, as a host process only)
     port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser", "physical")
+    #: l3fwd routes by destination only and every pair carries the same flows: one pair each
+    max_port_pairs: ClassVar[int | None] = 1
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -124,6 +167,7 @@ class L3fwd(Vnf):
                 missing.append(Prerequisite(f"l3fwd binary {cfg['binary']}", "build it or set vnf.l3fwd.binary: null"))
         else:
             missing += [Prerequisite(what, remedy) for what, remedy in build.missing_toolchain()]
+        missing += [Prerequisite(line, "fix vnf.l3fwd settings") for line in lcore_errors(cfg, host_cpu.online_cpus())]
         if cfg["mode"] == "vm":
             missing += [Prerequisite(what, remedy) for what, remedy in vm.missing_prerequisites()]
         else:
@@ -198,6 +242,10 @@ class L3fwd(Vnf):
             for port in ports:
                 if port.spec.socket_path is None:
                     raise PluginError(f"l3fwd: vhost-user port {port.name} has no socket")
+            if int(self.cfg["cores"]) > 1:
+                raise PluginError(f"vnf.l3fwd.cores={self.cfg['cores']}: l3fwd runs one lcore on vhost-user ports "
+                                  "(with a queue per lcore DPDK 22.11's l3fwd asks virtio for RSS, which it refuses); "
+                                  "several lcores run on veth ends (phy_vnf_phy, a switch without vhost-user)")
             return
         if kinds != {"physical"} or any(not port.spec.iface or port.spec.pci for port in ports):
             raise PluginError("l3fwd attaches to two vhost-user ports or to two kernel interfaces; got "
@@ -218,7 +266,7 @@ class L3fwd(Vnf):
     def _memory_mb(self) -> int:
         return int(self.cfg["memory_mb"] or DEFAULT_MEMORY_MB[self.cfg["lookup"]])
 
-    def _app_args(self, rules_dir: str, lcore: int) -> list[str]:
+    def _app_args(self, rules_dir: str, lcore: int | list[int]) -> list[str]:
         return command.app_args(
             ports=len(self.ports), lcore=lcore, lookup=self.cfg["lookup"],
             rules_v4=Path(rules_dir) / "routes.v4", rules_v6=Path(rules_dir) / "routes.v6",
@@ -238,17 +286,25 @@ class L3fwd(Vnf):
             self.memory = dpdk.prepare_memory(self.stack, self.run_dir, self.file_prefix, self._memory_mb())
         except dpdk.DpdkAppError as exc:
             raise PluginError(f"l3fwd: {exc}") from None
-        lcore = int(self.cfg["lcore_cpu"])
+        errors = lcore_errors(self.cfg, host_cpu.online_cpus())
+        if errors:
+            raise PluginError(errors[0])
+        lcores = self._lcores()
         self.argv = command.process_argv(
-            binary, lcore=lcore, memory_args=self.memory.eal_args(),
-            vdevs=self._vdevs(), app=self._app_args(str(self.run_dir), lcore))
+            binary, lcore=lcores, memory_args=self.memory.eal_args(),
+            vdevs=self._vdevs(), app=self._app_args(str(self.run_dir), lcores))
+
+    def _lcores(self) -> list[int]:
+        """This l3fwd's lcores' host CPUs (process mode)."""
+        return lcore_cpus(self.cfg, host_cpu.online_cpus(), self.instance)
 
     def _vdevs(self) -> list[str]:
         """One vdev per port, in port order (DPDK numbers them as they are given)."""
         if self.ports[0].spec.kind == "vhostuser":
             return dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports])
-        try:
-            return [dpdk.af_packet_vdev(index, str(p.spec.iface)) for index, p in enumerate(self.ports)]
+        try:  # one queue pair per lcore: l3fwd gives each lcore a transmit queue on every port
+            return [dpdk.af_packet_vdev(index, str(p.spec.iface), qpairs=len(self._lcores()))
+                    for index, p in enumerate(self.ports)]
         except dpdk.DpdkAppError as exc:
             raise PluginError(f"l3fwd: {exc}") from None
 
@@ -428,7 +484,7 @@ class L3fwd(Vnf):
             # the vCPU running the lcore busy-polls; unpinned, it may land on any CPU
             pins = self.cfg["vm"]["vcpu_cpus"]
             return {f"l3fwd{self.instance} VM vCPUs": set(pins) if pins else host_cpu.online_cpus()}
-        return {"l3fwd lcore": {int(self.cfg["lcore_cpu"])}}
+        return {f"l3fwd{self.instance} lcores": set(self._lcores())}
 
 
 def _read(path: Path) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import re
 import shutil
 import subprocess
 import tempfile
@@ -82,6 +83,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                          "minItems": 1, "default": None,
                          "description": "CPUs of the forwarding lcores (busy-polling), one lcore each; "
                                         "null: the highest online CPU"},
+        "cores": {"type": ["integer", "null"], "minimum": 1, "default": None,
+                  "description": "forwarding lcores when forward_cpus is null: on the highest online CPUs "
+                                 "(null: one); with forward_cpus, their number, checked"},
         "memory_mb": {"type": "integer", "minimum": 32, "default": 128,
                       "description": "memory the EAL may use (hugepages reserved for exactly this)"},
         "hugepages": {"type": "boolean", "default": True,
@@ -141,15 +145,35 @@ def settings_errors(cfg: Mapping[str, Any], online: set[int]) -> list[str]:
     bad = sorted({c for c in cpus if c not in online})
     if bad:
         errors.append(f"vnf.testpmd CPUs {bad} are not online (online: {sorted(online)})")
+    cores = cfg.get("cores")
+    if cores is not None and cfg.get("forward_cpus") and len(cfg["forward_cpus"]) != cores:
+        errors.append(f"vnf.testpmd.cores={cores} but forward_cpus lists {len(cfg['forward_cpus'])} CPUs")
+    elif cores is not None and not cfg.get("forward_cpus") and cores > len(online):
+        errors.append(f"vnf.testpmd.cores={cores} needs {cores} CPUs for its forwarding lcores; "
+                      f"this host has {len(online)} online")
     return errors
 
 
+def missing_ports(start_reply: str, expected: int, startup_output: str) -> str | None:
+    """Why testpmd forwards on fewer ports than it was given (a vdev its EAL could not
+    probe: it goes on with the others, and one lane would silently carry nothing), or None.
+    ``start_reply`` is the console's answer to ``start`` (``io packet forwarding -
+    ports=2 - ...``)."""
+    found = re.search(r"forwarding - ports=(\d+)", start_reply)
+    if found is None or int(found.group(1)) == expected:
+        return None
+    why = next((line.strip() for line in startup_output.splitlines()
+                if "could not" in line or "failed to initialize" in line or "Cannot" in line), "see its log")
+    return f"forwards on {found.group(1)} of its {expected} ports: {why}"
+
+
 def forward_cpus(cfg: Mapping[str, Any], online: set[int]) -> tuple[int, ...]:
-    """The forwarding lcores' CPUs: as configured, else the highest online CPU (CPU 0
-    carries the console, the generator and the kernel's work by default)."""
+    """The forwarding lcores' CPUs: as configured, else ``cores`` (one by default) of the
+    highest online CPUs (CPU 0 carries the console, the generator and the kernel's work by
+    default, so it is taken last)."""
     if cfg.get("forward_cpus"):
         return tuple(int(c) for c in cfg["forward_cpus"])
-    return (max(online),)
+    return tuple(sorted(online, reverse=True)[:int(cfg.get("cores") or 1)])
 
 
 @functools.lru_cache(maxsize=4)
@@ -355,7 +379,9 @@ class Testpmd(Vnf):
         self.console = console
         self._stack.register(f"testpmd process {console.pid}", self._end_process, console)
         self.dpdk_version = statsmod.parse_version(console.startup_output)
-        self._command("start")
+        problem = missing_ports(self._command("start"), len(ports), console.startup_output)
+        if problem:
+            raise PluginError(f"testpmd: {problem}")
         log.info("testpmd %s: %s forwarding on %d ports (pid %d, lcores %s)", self.file_prefix,
                  self.cfg["forward_mode"], len(ports), console.pid,
                  argvs.lcores_arg(self.launch.main_cpu, self.launch.forward_cpus))
