@@ -35,7 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser, parser_class: type) -> None:
     p.add_argument("run", metavar="RUN", help="run id (or a unique prefix)")
     p.add_argument("--json", action="store_true", help="print the stored results.json, sysinfo.json and plans")
     p = sub.add_parser("trend", parents=[common], help="one figure over the stored runs, as a table and an HTML page")
-    p.add_argument("--test", required=True, metavar="NAME", help="testcase name or test label")
+    p.add_argument("--test", metavar="NAME", help="testcase name or test label")
+    p.add_argument("--suite", metavar="NAME", help="instead of --test: a suite's id over its stored runs (with --id)")
+    p.add_argument("--id", dest="suite_id", metavar="ID", help="with --suite: the id (e.g. 000/T7-5)")
+    p.add_argument("--series", metavar="LABEL", help="with --suite: only this series of the id")
     p.add_argument("--metric", default="ndr_fps", metavar="NAME", help="figure to trend (default ndr_fps)")
     p.add_argument("--frame-size", type=int, metavar="B", help="only this frame size")
     p.add_argument("--vswitch", metavar="X", help="only runs of this vSwitch")
@@ -108,16 +111,29 @@ def _show(args: argparse.Namespace, store: Store, out: Console) -> int:
 
 
 def _trend(args: argparse.Namespace, store: Store, out: Console) -> int:
-    points = store.trend(args.test, args.metric, args.frame_size, args.vswitch, args.limit or None)
+    if args.suite:
+        if not args.suite_id or args.test:
+            raise StoreError("db trend --suite NAME needs --id ID (and no --test)")
+        args.test = args.suite_id
+        points = store.suite_trend(args.suite, args.suite_id, args.metric, args.series, args.limit or None)
+        if args.frame_size:
+            points = [p for p in points if p.value.key.frame_size_bytes == args.frame_size]
+        if not points:
+            raise StoreError(f"no stored run of suite {args.suite!r} has {args.metric} in {args.suite_id}")
+    else:
+        if not args.test:
+            raise StoreError("db trend needs --test NAME, or --suite NAME --id ID")
+        points = store.trend(args.test, args.metric, args.frame_size, args.vswitch, args.limit or None)
     if not points:
         raise StoreError(f"no stored run of {args.test!r} has {args.metric}"
                          + (f" at {args.frame_size} B" if args.frame_size else ""))
     table = Table(title=escape(f"{args.metric} of {args.test}"), title_justify="left")
-    for header in ("Started (UTC)", "Run", "vSwitch", "Frame B", args.metric, "Flags"):
+    second = "Row" if args.suite else "vSwitch"
+    for header in ("Started (UTC)", "Run", second, "Frame B", args.metric, "Flags"):
         table.add_column(header, justify="right" if header in ("Frame B", args.metric) else "left")
     for p in points:
-        table.add_row(p.started_at or "-", p.run_id, p.vswitch or "-", str(p.value.key.frame_size_bytes),
-                      fmt_metric(p.value), ", ".join(p.value.flags) or "-")
+        table.add_row(p.started_at or "-", p.run_id, escape(p.value.key.test if args.suite else (p.vswitch or "-")),
+                      str(p.value.key.frame_size_bytes or "-"), fmt_metric(p.value), ", ".join(p.value.flags) or "-")
     out.print(table)
     if args.html is not None:
         writers.write_atomic(args.html, trend_page.render_html(args.test, args.metric, points, store.display_url))

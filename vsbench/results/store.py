@@ -84,6 +84,23 @@ metrics_table = sa.Table(
     sa.Column("flags_json", sa.Text, nullable=False),
 )
 
+#: A suite run's rows (suite.json), one per id x row x metric with a figure: ``db trend
+#: --suite`` follows one id's row over the stored runs of the suite. Added beside the tables
+#: above (an older store gets it when opened; its runs have no suite rows until re-imported).
+suite_rows_table = sa.Table(
+    "suite_rows", metadata,
+    sa.Column("run_id", sa.String(32), sa.ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("id", sa.String(100), primary_key=True),
+    sa.Column("row", sa.String(400), primary_key=True),
+    sa.Column("metric", sa.String(100), primary_key=True),
+    sa.Column("suite", sa.String(200), nullable=False),
+    sa.Column("profile", sa.String(40)),
+    sa.Column("series", sa.String(200)),
+    sa.Column("key_json", sa.Text, nullable=False),
+    sa.Column("value", sa.Float, nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+)
+
 
 class StoreError(Exception):
     """The store cannot be opened or used; one line (credentials never in it)."""
@@ -199,7 +216,7 @@ class Store:
                 if old is not None and old[0] == digest:
                     return "unchanged"
                 if old is not None:
-                    for table in (metrics_table, tests_table, runs_table):
+                    for table in (suite_rows_table, metrics_table, tests_table, runs_table):
                         conn.execute(table.delete().where(table.c.run_id == run_id))
                 r = files.results
                 conn.execute(runs_table.insert().values(
@@ -224,6 +241,9 @@ class Store:
                          "interval_high": None if m.interval is None else m.interval.high,
                          "basis": m.basis, "flags_json": json.dumps(m.flags)}
                         for i, m in enumerate(figures.metrics)])
+                rows = suite_rows(files.suite, run_id)
+                if rows:
+                    conn.execute(suite_rows_table.insert(), rows)
                 return "added" if old is None else "updated"
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot record run {run_id} in {self.display_url}: {_first_line(exc)}") from None
@@ -308,6 +328,33 @@ class Store:
             points = [p for p in points if p.run_id in keep]
         return points
 
+    def suite_trend(self, suite: str, id_: str, metric: str, series: str | None = None,
+                    limit: int | None = None) -> list[TrendPoint]:
+        """``metric`` of suite ``suite``'s id ``id_`` over the stored runs of the suite, oldest
+        first: one point per run and row (series and key); the point's test label names the
+        row (``000/T7-5 OvS-DPDK 1 core frame_size=64``)."""
+        query = (sa.select(suite_rows_table, runs_table.c.started_at)
+                 .join(runs_table, runs_table.c.run_id == suite_rows_table.c.run_id)
+                 .where(suite_rows_table.c.suite == suite, suite_rows_table.c.id == id_,
+                        suite_rows_table.c.metric == metric)
+                 .order_by(runs_table.c.started_at, runs_table.c.run_id, suite_rows_table.c.position))
+        if series:
+            query = query.where(suite_rows_table.c.series == series)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        points = []
+        for r in rows:
+            key = json.loads(r["key_json"])
+            label = " ".join([id_, r["series"] or "", *(f"{k}={v}" for k, v in key.items() if k != "frame_size")])
+            size = key.get("frame_size")
+            value = MetricValue(MetricKey(label.strip(), int(size) if isinstance(size, (int, float)) else 0, metric),
+                                [float(r["value"])])
+            points.append(TrendPoint(r["run_id"], r["started_at"], None, value))
+        if limit:
+            keep = list(dict.fromkeys(p.run_id for p in points))[-limit:]
+            points = [p for p in points if p.run_id in keep]
+        return points
+
     @staticmethod
     def _labels(conn: sa.Connection, run_ids: Sequence[str]) -> dict[str, list[str]]:
         if not run_ids:
@@ -329,6 +376,26 @@ class Store:
             sysinfo=json.loads(row["sysinfo_json"]) if whole and row["sysinfo_json"] else None,
             plans=json.loads(row["plans_json"]) if whole and row["plans_json"] else [],
         )
+
+
+def suite_rows(suite: dict[str, Any] | None, run_id: str) -> list[dict[str, Any]]:
+    """The store's rows of a suite.json (every figure of every measured row), [] for none."""
+    if not suite:
+        return []
+    out = []
+    for entry in suite.get("ids") or ():
+        for row in entry.get("rows") or ():
+            if row.get("status") != "measured":
+                continue
+            key = row.get("key") or {}
+            ident = json.dumps([row.get("series"), key], sort_keys=True, default=str)[:400]
+            for metric, value in (row.get("values") or {}).items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    out.append({"run_id": run_id, "id": str(entry.get("id")), "row": ident, "metric": metric,
+                                "suite": str(suite.get("suite")), "profile": suite.get("profile"),
+                                "series": row.get("series"), "key_json": json.dumps(key, default=str),
+                                "value": float(value), "position": len(out)})
+    return out
 
 
 def _metric_value(row: Any) -> MetricValue:
