@@ -1,4 +1,5 @@
-"""Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, pvp, pvvp, pvpv.
+"""Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, pvp, pvvp, pvpv,
+pvp_vxlan (pvp behind VXLAN tunnel endpoints).
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
 testcase's ``deployment`` name to its class.
@@ -10,9 +11,11 @@ from vsbench.deployment.base import Deployment, DeploymentError, VSwitchFactory
 from vsbench.deployment.op2p import Op2p
 from vsbench.deployment.p2p import P2P
 from vsbench.deployment.pvp import Pvp, PvpMultiport, Pvpv, Pvvp, VnfChain
+from vsbench.deployment.pvp_vxlan import PvpVxlan
 from vsbench.deployment.routed import PhyRouterPhy
 
 DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, Op2p, PhyRouterPhy, Pvp, Pvvp, Pvpv, PvpMultiport)}
+DEPLOYMENTS[PvpVxlan.name] = PvpVxlan  # pvp with a VTEP on each generator port (VXLAN)
 
 
 class UnknownDeploymentError(DeploymentError):

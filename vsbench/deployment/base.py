@@ -45,6 +45,10 @@ class Deployment(abc.ABC):
     #: The topology has a switch: ``vswitch`` is loaded and checked. False (a router
     #: between the generator's ports) skips it, and results say ``vswitch: none``.
     uses_vswitch: ClassVar[bool] = True
+    #: An overlay topology (the switch is a tunnel endpoint): the encapsulation its traffic
+    #: must carry (``traffic.encapsulation``), checked with :meth:`check_traffic`. None: the
+    #: topology forwards plain frames and the preflight refuses an encapsulated profile.
+    encapsulation: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -63,6 +67,13 @@ class Deployment(abc.ABC):
         self.make_vswitch = make_vswitch
         self.make_vnf = make_vnf
         self.vswitch: VSwitch | None = None
+
+    @classmethod
+    def check_traffic(cls, config: Mapping[str, Any]) -> str | None:
+        """Why the configuration's traffic does not fit this topology (one line), or None;
+        checked at preflight, before anything is built. Overlay topologies check their
+        encapsulation and ``overlay`` section here."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """What results.json records about the topology (``TestResult.topology``): its
