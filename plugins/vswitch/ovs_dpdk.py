@@ -414,12 +414,22 @@ class OvsDpdk(OvsSwitchBase):
     # ------------------------------------------------------------------ reporting
 
     def datapath_stats(self) -> dict[str, Any]:
-        return {"pmd": parse_pmd_stats(self.ctl.appctl("dpif-netdev/pmd-stats-show"))}
+        return {"pmd": parse_pmd_stats(self.ctl.appctl("dpif-netdev/pmd-stats-show")),
+                "flow_limit": self.flow_limit_sample()}
 
     def datapath_delta(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-        """The trial's PMD figures: EMC/SMC/megaflow hits, upcalls, cycles per packet."""
-        return {"kind": "userspace", "pmd": pmd_stats_delta(dict(before.get("pmd") or {}), dict(after.get("pmd") or {})),
-                "rules_installed": self.rules_installed}
+        """The trial's PMD figures: EMC/SMC/megaflow hits, upcalls, cycles per packet; and
+        the upcalls the datapath flow limit turned away (``flow_limit_hits``: their frames
+        took the slow path) with the limit and the datapath flows at the trial's end."""
+        out = {"kind": "userspace", "pmd": pmd_stats_delta(dict(before.get("pmd") or {}), dict(after.get("pmd") or {})),
+               "rules_installed": self.rules_installed}
+        limit_before, limit_after = dict(before.get("flow_limit") or {}), dict(after.get("flow_limit") or {})
+        if limit_after.get("flow_limit_hits") is not None and limit_before.get("flow_limit_hits") is not None:
+            out["flow_limit_hits"] = int(limit_after["flow_limit_hits"]) - int(limit_before["flow_limit_hits"])
+        for key in ("flows_limit", "flows_current"):
+            if limit_after.get(key) is not None:
+                out[key] = limit_after[key]
+        return out
 
     def clear_pmd_stats(self) -> None:
         """Zero the PMD counters (call just before a trial for per-trial cache figures)."""

@@ -43,6 +43,7 @@ from vsbench.interfaces.host import cpu
 
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 
+from vsbench_plugins.vswitch.ovs.parse import parse_upcall_show  # noqa: F401 - re-exported (ovs_tc, tests)
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
 
@@ -191,36 +192,6 @@ def parse_dpctl_show(text: str) -> dict[str, dict[str, Any]]:
                 for key, value in _PAIR.findall(line):
                     port[f"{m[1].lower()}_{key}"] = int(value)
     return datapaths
-
-
-_UPCALL_FLOWS = re.compile(r"flows\s*:\s*\(current (\d+)\)\s*\(avg (\d+)\)\s*\(max (\d+)\)\s*\(limit (\d+)\)")
-_UPCALL_OFFLOADED = re.compile(r"offloaded flows\s*:\s*(\d+)")
-_UPCALL_DUMP = re.compile(r"dump duration\s*:\s*(\d+)ms")
-
-
-def parse_upcall_show(text: str) -> dict[str, dict[str, int]]:
-    """``ovs-appctl upcall/show`` -> per datapath ``{"flows_current", "flows_avg",
-    "flows_max", "flows_limit", "offloaded_flows", "dump_duration_ms"}``.
-
-    ``flows_current`` counts the datapath flows in the kernel datapath; ``offloaded_flows``
-    those the TC flow API holds (OvS-TC); their sum is every datapath flow.
-    """
-    out: dict[str, dict[str, int]] = {}
-    current: dict[str, int] | None = None
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if line and not line[0].isspace() and line.endswith(":"):
-            current = {}
-            out[line[:-1]] = current
-        elif current is not None:
-            if m := _UPCALL_FLOWS.search(line):
-                current.update(flows_current=int(m[1]), flows_avg=int(m[2]),
-                               flows_max=int(m[3]), flows_limit=int(m[4]))
-            elif m := _UPCALL_OFFLOADED.search(line):
-                current["offloaded_flows"] = int(m[1])
-            elif m := _UPCALL_DUMP.search(line):
-                current["dump_duration_ms"] = int(m[1])
-    return out
 
 
 def softirq_s() -> float:

@@ -315,3 +315,55 @@ def test_every_connected_bridge_of_a_chain_holds_the_rule_set_and_the_count_is_t
         assert forward[-1].endswith("nw_src=10.0.0.16,nw_dst=10.1.0.16,actions=output:2")
         reverse = [line for line in lines if "in_port=2," in line]
         assert reverse[0] == "priority=100,ip,in_port=2,nw_src=10.1.0.1,nw_dst=10.0.0.1,actions=output:1"
+
+
+def test_several_lanes_of_vnfs_behind_the_vteps_get_a_tunnel_per_generator_port(fake_testbed):
+    """What 001/F2's many guests become once the chain's lanes are configurable: each lane's
+    pair of generator ports is a pair of VTEPs, each lane's VNF between them."""
+
+    class TwoLanes(pvp_vxlan.PvpVxlan):
+        lanes = 2
+        generator_port_count = 4
+
+    switch, vnfs = VtepSwitch(), []
+
+    def make_vnf(_netns):
+        vnfs.append(FakeVnf())
+        return vnfs[-1]
+
+    dep = TwoLanes(run_id=RUN, config={}, resources=ResourceStack(), generator=TestbedGenerator(),
+                   make_vswitch=lambda _ns: switch, make_vnf=make_vnf)
+    ports = dep.build()
+    assert len(ports) == 4 and len(vnfs) == dep.vnf_count() == 2
+    assert [(t.port, t.vni) for t in dep.tunnels] == [(0, 99), (1, 100), (2, 101), (3, 102)]
+    assert [c[1:] for c in switch.connections] == [
+        (f"vsb{RUN}vx0", f"vsb{RUN}u0"), (f"vsb{RUN}u1", f"vsb{RUN}vx1"),
+        (f"vsb{RUN}vx2", f"vsb{RUN}u2"), (f"vsb{RUN}u3", f"vsb{RUN}vx3")]
+    assert [(p.tx_port, p.rx_port) for p in dep.paths] == [(0, 1), (1, 0), (2, 3), (3, 2)]
+    for vnf in vnfs:
+        vnf.configure = lambda profile: None
+    out = dep.profile(TrafficProfile(64))
+    assert [out.tunnel_on(i).dut_ip for i in range(4)] == [f"198.18.{i}.254" for i in range(4)]
+
+
+def test_the_flow_limit_turning_flows_away_is_a_figure_of_the_trial(tmp_path):
+    """OvS-DPDK at 8000 rules through a PVP (32,000 megaflows) on this machine: the datapath
+    flow limit was 13,000 and turned ~23k upcalls a second away (measured, upcall/show and
+    coverage/read-counter); the trial's datapath says so, and the point's datapath phrase."""
+    from types import SimpleNamespace
+
+    from vsbench.interfaces.plugin import PluginContext
+    from vsbench.results import switch_figures
+    from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
+
+    answers = iter(["339782\n", "netdev@ovs-netdev:\n  flows         : (current 13119) (avg 10545) (max 12973) (limit 13000)\n"
+                    "  dump duration : 107ms\n  ufid enabled : true\n"])
+    switch = OvsDpdk(PluginContext(run_id=RUN, settings={}, log_dir=tmp_path, resources=ResourceStack()))
+    switch.instance = SimpleNamespace(ctl=SimpleNamespace(appctl=lambda *args: next(answers)))
+    after = switch.flow_limit_sample()
+    assert after == {"flow_limit_hits": 339782, "flows_limit": 13000, "flows_current": 13119}
+    delta = switch.datapath_delta({"flow_limit": {"flow_limit_hits": 100}}, {"flow_limit": after})
+    assert (delta["flow_limit_hits"], delta["flows_limit"], delta["flows_current"]) == (339682, 13000, 13119)
+    assert switch_figures.flow_limit_text({"datapath": delta}) == "flow limit 13,000 flows: 339,682 upcalls not installed (slow path)"
+    assert switch_figures.flow_limit_text({"datapath": {**delta, "flow_limit_hits": 0}}) is None
+    assert "flow limit 13,000" in switch_figures.datapath_text({"datapath": delta})

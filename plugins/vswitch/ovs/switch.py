@@ -335,6 +335,28 @@ class OvsSwitchBase(VSwitch):
             bridges[logical] = entry
         return {"bridges": bridges, "datapath": self.datapath_stats()}
 
+    def flow_limit_sample(self) -> dict[str, int | None]:
+        """The datapath flow limit and how often it turned a flow away, cumulative:
+        ``flow_limit_hits`` (coverage counter ``upcall_flow_limit_hit``: a miss whose
+        megaflow was not installed because the datapath held ``flows_limit`` flows -- that
+        frame, and every later one of its flow, takes the slow path), ``flows_limit`` and
+        ``flows_current`` (``upcall/show``, over the datapaths). OvS starts the limit at
+        10,000 flows and raises it by 1,000 per revalidator round that dumps fast enough
+        (``max_revalidator_ms``), so a larger flow set than that is installed only in
+        part for a while. None where OvS does not say."""
+        try:
+            hits: int | None = int(self.ctl.appctl("coverage/read-counter", "upcall_flow_limit_hit").strip())
+        except (PluginError, ValueError):
+            hits = None
+        try:
+            upcall = parse.parse_upcall_show(self.ctl.appctl("upcall/show"))
+        except PluginError:
+            upcall = {}
+        limits = [d["flows_limit"] for d in upcall.values() if "flows_limit" in d]
+        current = [d["flows_current"] for d in upcall.values() if "flows_current" in d]
+        return {"flow_limit_hits": hits, "flows_limit": min(limits) if limits else None,
+                "flows_current": sum(current) if current else None}
+
     # ------------------------------------------------------------------ per-trial cost
 
     def datapath_counters(self) -> dict[str, Any]:
