@@ -1,7 +1,7 @@
 """The pvp_vxlan deployment's wiring (recording fakes on a fake testbed), the profile's tunnel
 link per generator port, the generator's per-port encapsulation and verification, the
 preflight's refusals and the PVP scaling testcases (the real testbed runs in
-tests/integration/test_pvp_vxlan.py)."""
+tests/integration/test_pvp_vxlan_testbed.py)."""
 
 from __future__ import annotations
 
