@@ -533,19 +533,29 @@ class OvsDpdk(OvsSwitchBase):
         return versions
 
     def datapath_stats(self) -> dict[str, Any]:
-        return {"pmd": parse_pmd_stats(self.ctl.appctl("dpif-netdev/pmd-stats-show"))}
+        return {"pmd": parse_pmd_stats(self.ctl.appctl("dpif-netdev/pmd-stats-show")),
+                "flow_limit": self.flow_limit_sample()}
 
     def datapath_delta(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-        """The trial's PMD figures (EMC/SMC/megaflow hits, upcalls, cycles per packet) and
-        what was in effect at its end: the implementations the datapath ran
-        (``implementations``), each vhost-user port's negotiated device (``vhost``: packed
-        ring, queue pairs) and both in short (``active``, a feature matrix's column)."""
+        """The trial's PMD figures (EMC/SMC/megaflow hits, upcalls, cycles per packet); what was
+        in effect at its end: the implementations the datapath ran (``implementations``), each
+        vhost-user port's negotiated device (``vhost``: packed ring, queue pairs) and both in
+        short (``active``, a feature matrix's column); and the upcalls the datapath flow limit
+        turned away (``flow_limit_hits``: their frames took the slow path) with the limit and
+        the datapath flows at the trial's end."""
         implementations = {k: v for k, v in self.active_implementations().items() if k != "available"}  # sysinfo has it
         vhost = self.vhost_ports_status()
-        return {"kind": "userspace", "pmd": pmd_stats_delta(dict(before.get("pmd") or {}), dict(after.get("pmd") or {})),
-                "rules_installed": self.rules_installed, "implementations": implementations,
-                **({"vhost": vhost} if vhost else {}),
-                "active": {**active_labels(implementations), **vhost_labels(vhost)}}
+        out = {"kind": "userspace", "pmd": pmd_stats_delta(dict(before.get("pmd") or {}), dict(after.get("pmd") or {})),
+               "rules_installed": self.rules_installed, "implementations": implementations,
+               **({"vhost": vhost} if vhost else {}),
+               "active": {**active_labels(implementations), **vhost_labels(vhost)}}
+        limit_before, limit_after = dict(before.get("flow_limit") or {}), dict(after.get("flow_limit") or {})
+        if limit_after.get("flow_limit_hits") is not None and limit_before.get("flow_limit_hits") is not None:
+            out["flow_limit_hits"] = int(limit_after["flow_limit_hits"]) - int(limit_before["flow_limit_hits"])
+        for key in ("flows_limit", "flows_current"):
+            if limit_after.get(key) is not None:
+                out[key] = limit_after[key]
+        return out
 
     def trial_begin(self) -> None:
         if not self._verified:

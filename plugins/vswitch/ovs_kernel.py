@@ -16,6 +16,16 @@ Rule sets: with ``dut.rules`` (or ``dut.rule_template: in_out``) in the run's
 configuration, :meth:`connect` (of the OvS base, as for every OvS flavour) installs the generated rule set (:mod:`vsbench.measurement.rules`)
 as the bridge's whole forwarding path, in one ``ovs-ofctl --bundle`` transaction, instead of
 the two port-to-port flows; a frame no rule matches is dropped and counted as loss.
+
+A ``tunnel`` port (VXLAN) uses the kernel's own tunnelling, as OvS does on a kernel
+datapath: the OvS port is a flow-based vxlan vport (the kernel's ``vxlan_sys_<udp port>``
+device, created by ovs-vswitchd in the DUT namespace), and the encapsulated frames go in
+and out through the kernel's IP stack. So the underlay interface (``PortSpec.iface``) stays
+out of every bridge and takes the VTEP address, the far VTEP is a permanent neighbour on it
+(nothing is ARPed), and the kernel's routing (the underlay's connected subnet) sends each
+encapsulated frame out of it -- what the Linux bridge does with its vxlan device. A frame
+for the VTEP is decapsulated by the kernel and enters the datapath on the vport with its
+tunnel metadata; one sent to the vport is encapsulated there.
 """
 
 from __future__ import annotations
@@ -31,8 +41,11 @@ from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces import commands
 from vsbench.interfaces.host import cpu
 
+from vsbench.interfaces.vswitch import PortSpec, SwitchPort
+
+from vsbench_plugins.vswitch.ovs.parse import parse_upcall_show  # noqa: F401 - re-exported (ovs_tc, tests)
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
-from vsbench_plugins.vswitch.ovs.switch import OvsSwitchBase
+from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
 
 log = logging.getLogger(__name__)
 
@@ -181,36 +194,6 @@ def parse_dpctl_show(text: str) -> dict[str, dict[str, Any]]:
     return datapaths
 
 
-_UPCALL_FLOWS = re.compile(r"flows\s*:\s*\(current (\d+)\)\s*\(avg (\d+)\)\s*\(max (\d+)\)\s*\(limit (\d+)\)")
-_UPCALL_OFFLOADED = re.compile(r"offloaded flows\s*:\s*(\d+)")
-_UPCALL_DUMP = re.compile(r"dump duration\s*:\s*(\d+)ms")
-
-
-def parse_upcall_show(text: str) -> dict[str, dict[str, int]]:
-    """``ovs-appctl upcall/show`` -> per datapath ``{"flows_current", "flows_avg",
-    "flows_max", "flows_limit", "offloaded_flows", "dump_duration_ms"}``.
-
-    ``flows_current`` counts the datapath flows in the kernel datapath; ``offloaded_flows``
-    those the TC flow API holds (OvS-TC); their sum is every datapath flow.
-    """
-    out: dict[str, dict[str, int]] = {}
-    current: dict[str, int] | None = None
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if line and not line[0].isspace() and line.endswith(":"):
-            current = {}
-            out[line[:-1]] = current
-        elif current is not None:
-            if m := _UPCALL_FLOWS.search(line):
-                current.update(flows_current=int(m[1]), flows_avg=int(m[2]),
-                               flows_max=int(m[3]), flows_limit=int(m[4]))
-            elif m := _UPCALL_OFFLOADED.search(line):
-                current["offloaded_flows"] = int(m[1])
-            elif m := _UPCALL_DUMP.search(line):
-                current["dump_duration_ms"] = int(m[1])
-    return out
-
-
 def softirq_s() -> float:
     """Softirq CPU time of all CPUs since boot (s): where a kernel datapath forwards."""
     with open("/proc/stat", encoding="utf-8") as handle:
@@ -256,6 +239,9 @@ class OvsKernel(OvsSwitchBase):
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     #: Kernel modules the datapath needs; subclasses add theirs.
     required_modules: ClassVar[tuple[str, ...]] = ("openvswitch",)
+    #: The kernel's flow-based vxlan vport (module docstring); the kernel loads
+    #: ``vport-vxlan`` and ``vxlan`` when ovs-vswitchd creates the first one.
+    tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
 
     @classmethod
     def check_prerequisites(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
@@ -267,6 +253,49 @@ class OvsKernel(OvsSwitchBase):
 
     def prepare_vswitchd(self) -> None:
         load_modules(self.required_modules)
+
+    # ------------------------------------------------------------------ ports
+
+    def interface_config(self, spec: PortSpec, index: int) -> tuple[str, list[str]]:
+        if spec.kind == "tunnel":  # only OvS's own options: the rest describe the underlay
+            return spec.name, tunnel_columns(spec, OVS_TUNNEL_OPTIONS)
+        return super().interface_config(spec, index)
+
+    def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
+        if spec.kind == "tunnel" and spec.iface:
+            self.add_underlay(spec)
+        return super().add_port(bridge, spec)
+
+    def add_underlay(self, spec: PortSpec) -> None:
+        """The tunnel's underlay in the kernel's IP stack (module docstring): the VTEP
+        address on the underlay interface, the far VTEP a permanent neighbour there; each
+        undone at teardown."""
+        options = dict(spec.options)
+        kind = str(options.get("type", "vxlan"))
+        if kind not in self.tunnel_types:
+            raise PluginError(f"{self.name or 'ovs_kernel'}: no {kind} tunnels here (it has {', '.join(self.tunnel_types)})")
+        missing = [k for k in ("local_ip", "remote_ip", "remote_mac") if options.get(k) in (None, "")]
+        if missing or spec.pci:
+            raise PluginError(f"tunnel port {spec.name!r} needs an underlay interface and options "
+                              f"{', '.join(missing) or 'local_ip, remote_ip, remote_mac'}")
+        iface, netns = str(spec.iface), self.context.dut_netns
+        address = f"{options['local_ip']}/{int(options.get('prefixlen') or 32)}"
+
+        def ip(*args: str, check: bool = True) -> None:
+            try:
+                commands.run(["ip", *args], netns=netns, timeout_s=10, check=check)
+            except commands.CommandError as exc:
+                raise PluginError(f"ip {' '.join(args[:4])}: {exc}") from exc
+
+        if options.get("local_mac"):
+            ip("link", "set", "dev", iface, "address", str(options["local_mac"]))
+        ip("addr", "add", address, "dev", iface)
+        self.stack.register(f"{address} on {iface}", ip, "addr", "del", address, "dev", iface, check=False)
+        ip("neigh", "replace", str(options["remote_ip"]), "lladdr", str(options["remote_mac"]),
+           "dev", iface, "nud", "permanent")
+        self.stack.register(f"neighbour {options['remote_ip']}", ip, "neigh", "del", str(options["remote_ip"]),
+                            "dev", iface, check=False)
+        ip("link", "set", "dev", iface, "up")
 
     # ------------------------------------------------------------------ bridges
 

@@ -111,7 +111,7 @@ def test_preflight_refuses_a_switch_or_generator_without_vxlan():
 def test_preflight_refuses_encapsulation_outside_op2p():
     plan = _plan("phy2phy_tput", "traffic.encapsulation=vxlan")
     classes = {"vswitch": plugins.load("vswitch", "linux_bridge"), "trafficgen": plugins.load("trafficgen", "trafgen")}
-    with pytest.raises(preflight.PreflightError, match="needs the op2p deployment"):
+    with pytest.raises(preflight.PreflightError, match=r"needs an overlay deployment \(op2p or pvp_vxlan; this test.s is p2p\)"):
         preflight._check_encapsulation(plan.config, P2P, classes, "")
 
 

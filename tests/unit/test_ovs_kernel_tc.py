@@ -190,3 +190,40 @@ def test_datapath_efficiency_on_captured_counters():
     eff = ovs_kernel.datapath_efficiency({"dpctl": {}, "softirq_s": 0}, {"dpctl": dp, "softirq_s": 0.25}, 256)
     assert eff["lookups_hit"] == 156 and eff["lookups_missed"] == 110
     assert eff["upcalls_per_frame"] == pytest.approx(110 / 256)
+
+
+# --------------------------------------------------------------------------- VXLAN ports
+
+def test_a_vxlan_port_gets_its_underlay_in_the_kernels_ip_stack_and_only_ovs_options(tmp_path, monkeypatch):
+    """The kernel datapath's tunnel: the VTEP address and the far VTEP's neighbour go on the
+    underlay interface (undone at stop), the OvS port carries only the options OvS takes."""
+    from vsbench.interfaces import PortSpec
+    from vsbench_plugins.vswitch.ovs import switch as base
+
+    calls = []
+    monkeypatch.setattr(ovs_kernel.commands, "run", lambda argv, **kw: calls.append((list(argv), kw.get("netns"))))
+    monkeypatch.setattr(base.OvsSwitchBase, "add_port", lambda self, bridge, spec: ("added", bridge, spec.name))
+    ctx = PluginContext(run_id="abc123", settings={}, log_dir=tmp_path, resources=ResourceStack(), dut_netns="vsb-abc123-dut")
+    switch = OvsKernel(ctx)
+    assert "vxlan" in OvsKernel.tunnel_types and "vxlan" in OvsTc.tunnel_types
+    spec = PortSpec(kind="tunnel", name="vsbabc123vx0", iface="vsbabc123d0",
+                    options={"type": "vxlan", "key": 99, "dst_port": 4789, "local_ip": "198.18.0.254",
+                             "local_mac": "02:ab:c1:23:02:00", "prefixlen": 24, "remote_ip": "198.18.0.1",
+                             "remote_mac": "02:ab:c1:23:01:00"})
+    assert switch.add_port("br0", spec) == ("added", "br0", "vsbabc123vx0")
+    assert [argv[1:] for argv, _ in calls] == [
+        ["link", "set", "dev", "vsbabc123d0", "address", "02:ab:c1:23:02:00"],
+        ["addr", "add", "198.18.0.254/24", "dev", "vsbabc123d0"],
+        ["neigh", "replace", "198.18.0.1", "lladdr", "02:ab:c1:23:01:00", "dev", "vsbabc123d0", "nud", "permanent"],
+        ["link", "set", "dev", "vsbabc123d0", "up"]]
+    assert {netns for _, netns in calls} == {"vsb-abc123-dut"}
+    name, columns = switch.interface_config(spec, 0)
+    assert name == "vsbabc123vx0" and columns[0] == "type=vxlan"
+    assert sorted(c.split("=")[0] for c in columns[1:]) == ["options:dst_port", "options:key", "options:local_ip",
+                                                            "options:remote_ip"]
+    calls.clear()
+    switch.stop()
+    assert sorted(argv[1] for argv, _ in calls) == ["addr", "neigh"] and all("del" in argv for argv, _ in calls)
+    with pytest.raises(Exception, match="needs an underlay interface and options remote_mac"):
+        switch.add_port("br0", PortSpec(kind="tunnel", name="x", iface="d1",
+                                        options={"local_ip": "198.18.1.254", "remote_ip": "198.18.1.1"}))

@@ -1,5 +1,5 @@
 """Topologies built from plugin instances: p2p, op2p (VXLAN overlay), phy_router_phy, phy_vnf_phy, pvp, pvvp,
-pvpv, v2v.
+pvpv, pvp_vxlan (pvp behind VXLAN tunnel endpoints), v2v.
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
 testcase's ``deployment`` name to its class.
@@ -12,11 +12,12 @@ from vsbench.deployment.op2p import Op2p
 from vsbench.deployment.p2p import P2P
 from vsbench.deployment.phy_vnf import PhyVnfPhy
 from vsbench.deployment.pvp import Pvp, PvpMultiport, Pvpv, Pvvp, VnfChain
+from vsbench.deployment.pvp_vxlan import PvpVxlan
 from vsbench.deployment.routed import PhyRouterPhy
 from vsbench.deployment.v2v import V2v
 
 DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, Op2p, PhyRouterPhy, PhyVnfPhy, Pvp, Pvvp, Pvpv,
-                                                                      PvpMultiport, V2v)}
+                                                                      PvpMultiport, PvpVxlan, V2v)}
 
 
 class UnknownDeploymentError(DeploymentError):

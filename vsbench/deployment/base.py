@@ -68,6 +68,10 @@ class Deployment(abc.ABC):
     uses_vswitch: ClassVar[bool] = True
     #: The ``topology`` settings this deployment reads (:data:`TOPOLOGY_KEYS`).
     topology_keys: ClassVar[tuple[str, ...]] = ()
+    #: An overlay topology (the switch is a tunnel endpoint): the encapsulation its traffic
+    #: must carry (``traffic.encapsulation``), checked with :meth:`check_traffic`. None: the
+    #: topology forwards plain frames and the preflight refuses an encapsulated profile.
+    encapsulation: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -110,6 +114,13 @@ class Deployment(abc.ABC):
         :class:`DeploymentError` with one line when it is not one this deployment builds."""
         cls.topology_settings(config)
         return Shape(cls.generator_port_count, cls.switching_operations)
+
+    @classmethod
+    def check_traffic(cls, config: Mapping[str, Any]) -> str | None:
+        """Why the configuration's traffic does not fit this topology (one line), or None;
+        checked at preflight, before anything is built. Overlay topologies check their
+        encapsulation and ``overlay`` section here."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """What results.json records about the topology (``TestResult.topology``): its

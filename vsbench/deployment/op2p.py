@@ -87,14 +87,31 @@ def dut_vtep_ip(generator_ip: str) -> str:
     return f"{head}.{DUT_VTEP_HOST}"
 
 
+def tunnel_port_spec(name: str, underlay: PortSpec, link: TunnelFields) -> PortSpec:
+    """The switch's VXLAN port ``name`` for overlay ``link``, its encapsulated frames
+    leaving and arriving through ``underlay`` (a physical port spec: testbed iface or NIC),
+    on which the switch takes the DUT's VTEP address (:class:`PortSpec` says what each
+    option means)."""
+    return PortSpec(
+        kind="tunnel", name=name, iface=underlay.iface, pci=underlay.pci,
+        options={"type": "vxlan", "key": link.vni, "dst_port": link.udp_port,
+                 "local_ip": link.dut_ip, "local_mac": link.dut_mac, "prefixlen": GENERATOR_PREFIXLEN,
+                 "remote_ip": link.generator_ip, "remote_mac": link.generator_mac})
+
+
 class Op2p(Deployment):
     name: ClassVar[str] = "op2p"
     description: ClassVar[str] = "overlay PHY-vSwitch-PHY: the switch is the VXLAN endpoint between an underlay and a plain port"
     switching_operations: ClassVar[int] = 1
     generator_port_count: ClassVar[int] = 2
     topology: ClassVar[str] = "PHY-VTEP-PHY"
+    encapsulation: ClassVar[str | None] = "vxlan"
 
     testbed: Testbed | None = None
+
+    @classmethod
+    def check_traffic(cls, config: Mapping[str, Any]) -> str | None:
+        return check_traffic(config)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -154,11 +171,7 @@ class Op2p(Deployment):
         vswitch.add_bridge(bridge)
         plain = vswitch.add_port(bridge, specs[1 - t])
         underlay = specs[t]
-        tunnel_spec = PortSpec(
-            kind="tunnel", name=naming.iface_name(self.run_id, TUNNEL_ROLE, 0), iface=underlay.iface, pci=underlay.pci,
-            options={"type": "vxlan", "key": self.tunnel.vni, "dst_port": self.tunnel.udp_port,
-                     "local_ip": self.tunnel.dut_ip, "local_mac": self.tunnel.dut_mac, "prefixlen": GENERATOR_PREFIXLEN,
-                     "remote_ip": self.tunnel.generator_ip, "remote_mac": self.tunnel.generator_mac})
+        tunnel_spec = tunnel_port_spec(naming.iface_name(self.run_id, TUNNEL_ROLE, 0), underlay, self.tunnel)
         tunnel = vswitch.add_port(bridge, tunnel_spec)
         vswitch.connect(bridge, tunnel, plain)
         log.info("op2p: %s bridge %s: VXLAN %s (VNI %d, VTEP %s over %s) <-> %s; %s", vswitch.name, bridge,

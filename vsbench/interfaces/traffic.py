@@ -88,7 +88,8 @@ class TunnelFields:
     VXLAN flags 0x08 and ``vni``, then the profile's frame without its FCS. Frames the DUT
     sends to that port must carry the same outer addresses the other way round and the same
     VNI; their UDP source port is the VTEP's choice (a hash of the inner flow). Frames on
-    every other port are plain.
+    every other port are plain -- unless the profile has a tunnel link on that port too
+    (:attr:`TrafficProfile.tunnels`: a VXLAN PVP has one on every port).
     """
 
     port: int
@@ -126,10 +127,27 @@ class TrafficProfile:
     reverse_fields: FlowFields | None = None
     #: The overlay link (the op2p deployment fills it in); None without encapsulation.
     tunnel: TunnelFields | None = None
+    #: Every overlay link when more than one generator port faces a VTEP (the pvp_vxlan
+    #: deployment: one per port, each its own VNI), ``tunnel`` being the first of them;
+    #: empty when ``tunnel`` is the only one. Read them with :meth:`tunnel_on`.
+    tunnels: tuple[TunnelFields, ...] = ()
 
     @property
     def directions(self) -> int:
         return 2 if self.bidirectional else 1
+
+    def tunnel_links(self) -> tuple[TunnelFields, ...]:
+        """Every overlay link of the profile (``tunnels``, else ``tunnel`` alone)."""
+        if self.tunnels:
+            return self.tunnels
+        return (self.tunnel,) if self.tunnel is not None else ()
+
+    def tunnel_on(self, port: int) -> TunnelFields | None:
+        """The overlay link on generator port ``port``, None where frames are plain."""
+        for link in self.tunnel_links():
+            if link.port == port:
+                return link
+        return None
 
     @property
     def outer_frame_size_bytes(self) -> int:

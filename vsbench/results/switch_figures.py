@@ -168,9 +168,21 @@ def offload_text(point: Mapping[str, Any]) -> str | None:
     return f"{off['offloaded_flows']:,} of {off['datapath_flows']:,} flows offloaded to TC{policy}"
 
 
+def flow_limit_text(point: Mapping[str, Any]) -> str | None:
+    """``flow limit 13,000 flows: 486,693 upcalls not installed (slow path)`` when the
+    datapath's flow limit turned flows away during the trial (OvS: ``flow_limit_hits``)."""
+    datapath = _mapping(point.get("datapath"))
+    hits, limit = _number(datapath.get("flow_limit_hits")), _number(datapath.get("flows_limit"))
+    if not hits:
+        return None
+    at = f" {_count(limit)} flows" if limit is not None else ""
+    return f"flow limit{at}: {_count(hits)} upcalls not installed (slow path)"
+
+
 def datapath_text(point: Mapping[str, Any]) -> str | None:
-    """Every datapath figure of the point in one phrase (PMD, kernel lookups, offload)."""
-    parts = [t for t in (pmd_text(point), kernel_text(point), offload_text(point)) if t]
+    """Every datapath figure of the point in one phrase (PMD, kernel lookups, offload,
+    the flow limit when it turned flows away)."""
+    parts = [t for t in (pmd_text(point), kernel_text(point), offload_text(point), flow_limit_text(point)) if t]
     return "; ".join(parts) or None
 
 

@@ -142,19 +142,26 @@ def _check_no_switch_settings(config: Mapping[str, Any], deployment: str, where:
 
 def _check_encapsulation(config: Mapping[str, Any], deployment: type[Deployment],
                          classes: Mapping[str, type[Plugin]], where: str) -> None:
-    """An overlay test needs the op2p deployment, a switch with that tunnel type and a
-    generator that builds (and checks) the encapsulation; anything else is refused here:
-    plain frames sent into a VTEP, or VXLAN into a plain bridge, measure nothing."""
-    from vsbench.deployment import op2p
+    """An overlay test needs an overlay deployment (op2p, pvp_vxlan), a switch with that
+    tunnel type and a generator that builds (and checks) the encapsulation; anything else is
+    refused here: plain frames sent into a VTEP, or VXLAN into a plain bridge, measure
+    nothing. A routing VNF behind a VTEP is refused too: it rewrites the inner MACs the
+    generator verifies."""
+    from vsbench.deployment import DEPLOYMENTS
 
     encapsulation = (config.get("traffic") or {}).get("encapsulation")
-    if deployment.name == op2p.Op2p.name:
-        problem = op2p.check_traffic(config)
+    if deployment.encapsulation is not None:
+        problem = deployment.check_traffic(config)
         if problem:
             raise PreflightError(f"{where}{problem}")
+        vnf = classes.get("vnf")
+        if deployment.requires_vnf and vnf is not None and getattr(vnf, "routing", False):
+            raise PreflightError(f"{where}deployment {deployment.name}: vnf {vnf.name} routes, rewriting the inner "
+                                 "frames' MACs the generator verifies; behind a VTEP use a forwarding VNF (testpmd)")
     elif encapsulation is not None:
-        raise PreflightError(f"{where}traffic.encapsulation {encapsulation} needs the op2p deployment "
-                             f"(this test's is {deployment.name})")
+        overlays = " or ".join(sorted(n for n, d in DEPLOYMENTS.items() if d.encapsulation == encapsulation))
+        raise PreflightError(f"{where}traffic.encapsulation {encapsulation} needs an overlay deployment "
+                             f"({overlays}; this test's is {deployment.name})")
     if encapsulation is None:
         return
     for kind, attribute, what in (("vswitch", "tunnel_types", "terminate"), ("trafficgen", "encapsulations", "build")):

@@ -186,7 +186,7 @@ class Trafgen(TrafficGenerator):
     )
     api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
-    #: VXLAN out of (and expected back on) the profile's tunnel port; see :mod:`.verify`.
+    #: VXLAN out of (and expected back on) the profile's tunnel port(s); see :mod:`.verify`.
     encapsulations: ClassVar[tuple[str, ...]] = ("vxlan",)
     #: Every engine sends runs of one flow (``traffic.fields.pattern: burst``): trafgen
     #: with a packet per frame of the run (:func:`.config.render_packets`), the pacer and
@@ -339,7 +339,7 @@ class Trafgen(TrafficGenerator):
         if len(namespaces) != 1 or None in namespaces:
             raise PluginError("trafgen needs both ports in one testbed network namespace "
                               "(it runs on the embedded netns/veth testbed)")
-        tunnel = self._tunnel_of(profile, ports)
+        tunnels = self._tunnels_of(profile, ports)
         if profile.flows > int(self.cfg["max_flows"]):
             raise PluginError(f"trafgen: {profile.flows} flows exceed max_flows {self.cfg['max_flows']}")
         try:
@@ -355,14 +355,14 @@ class Trafgen(TrafficGenerator):
                            template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))
                 for i, (tx, rx, fields, dir_plan) in enumerate(specs)
             ]
-            if tunnel is not None:
-                directions = [self._through_tunnel(d, tunnel) for d in directions]
+            if tunnels:
+                directions = [self._through_tunnel(d, profile) for d in directions]
         except (flows.FlowPlanError, frames.FrameError, ValueError) as exc:
             raise PluginError(f"trafgen: {exc}") from None
 
         netns = ports[0].netns
         self._open_readers(netns, [p.iface for p in ports])
-        if tunnel is not None:
+        if tunnels:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
         self._work_dir.mkdir(parents=True, exist_ok=True)
         Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
@@ -424,29 +424,33 @@ class Trafgen(TrafficGenerator):
             except TestbedError as exc:  # the namespace may be gone already
                 log.debug("trafgen: GRO of %s not switched back off: %s", iface, exc)
 
-    def _tunnel_of(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]):
-        """The profile's tunnel (None when plain), checked against what trafgen builds."""
+    def _tunnels_of(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> tuple:
+        """The profile's tunnel links (empty when plain), checked against what trafgen builds."""
         if profile.encapsulation is None:
-            return None
+            return ()
         if profile.encapsulation not in self.encapsulations:
             raise PluginError(f"trafgen does not generate {profile.encapsulation} encapsulation "
                               f"(it builds {', '.join(self.encapsulations)})")
-        tunnel = profile.tunnel
-        if tunnel is None:
+        links = profile.tunnel_links()
+        if not links:
             raise PluginError(f"trafgen: a {profile.encapsulation} profile needs its tunnel link (the op2p "
-                              "deployment describes it)")
-        if tunnel.port not in {p.index for p in ports}:
-            raise PluginError(f"trafgen: the tunnel is on port {tunnel.port}, not one of the ports given")
-        return tunnel
+                              "or pvp_vxlan deployment describes it)")
+        indices = {p.index for p in ports}
+        for link in links:
+            if link.port not in indices:
+                raise PluginError(f"trafgen: the tunnel is on port {link.port}, not one of the ports given")
+        return links
 
-    def _through_tunnel(self, d: _Direction, tunnel) -> _Direction:
+    def _through_tunnel(self, d: _Direction, profile: TrafficProfile) -> _Direction:
         """Direction ``d`` of an encapsulated profile: its frames leave encapsulated when it
-        sends out of the tunnel port; how they must arrive (:mod:`.verify`)."""
+        sends out of a port with a tunnel link, and must arrive encapsulated by the DUT's
+        VTEP of the receiving port's link, if it has one (:mod:`.verify`)."""
         from vsbench_plugins.trafficgen.trafgen import frames, verify
 
         frames.check_encapsulated_fields(d.fields)
-        template = frames.encapsulate(d.template, tunnel) if d.tx.index == tunnel.port else d.template
-        expected = verify.expected_frame(d.fields, d.plan, d.index, tunnel if d.rx.index == tunnel.port else None)
+        sent = profile.tunnel_on(d.tx.index)
+        template = frames.encapsulate(d.template, sent) if sent is not None else d.template
+        expected = verify.expected_frame(d.fields, d.plan, d.index, profile.tunnel_on(d.rx.index))
         return dataclasses.replace(d, template=template, expected=expected)
 
     def _open_verifiers(self, netns: str, ifaces: list[str], directions: list[_Direction]) -> None:

@@ -293,3 +293,33 @@ def parse_ovsdb_map(text: str) -> dict[str, str]:
             value = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
         out[m.group(1)] = value
     return out
+
+
+_UPCALL_FLOWS = re.compile(r"flows\s*:\s*\(current (\d+)\)\s*\(avg (\d+)\)\s*\(max (\d+)\)\s*\(limit (\d+)\)")
+_UPCALL_OFFLOADED = re.compile(r"offloaded flows\s*:\s*(\d+)")
+_UPCALL_DUMP = re.compile(r"dump duration\s*:\s*(\d+)ms")
+
+
+def parse_upcall_show(text: str) -> dict[str, dict[str, int]]:
+    """``ovs-appctl upcall/show`` -> per datapath ``{"flows_current", "flows_avg",
+    "flows_max", "flows_limit", "offloaded_flows", "dump_duration_ms"}``.
+
+    ``flows_current`` counts the datapath flows in the kernel datapath; ``offloaded_flows``
+    those the TC flow API holds (OvS-TC); their sum is every datapath flow.
+    """
+    out: dict[str, dict[str, int]] = {}
+    current: dict[str, int] | None = None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if line and not line[0].isspace() and line.endswith(":"):
+            current = {}
+            out[line[:-1]] = current
+        elif current is not None:
+            if m := _UPCALL_FLOWS.search(line):
+                current.update(flows_current=int(m[1]), flows_avg=int(m[2]),
+                               flows_max=int(m[3]), flows_limit=int(m[4]))
+            elif m := _UPCALL_OFFLOADED.search(line):
+                current["offloaded_flows"] = int(m[1])
+            elif m := _UPCALL_DUMP.search(line):
+                current["dump_duration_ms"] = int(m[1])
+    return out

@@ -65,7 +65,8 @@ class OvsSwitchBase(VSwitch):
         self._meters: set[str] = set()
         self.reference_dut: dict[str, Any] = {}
         self._started = False
-        #: Rules of the configured rule set installed by :meth:`connect` (0: none).
+        #: Rules of the configured rule set installed by :meth:`connect`, over every bridge
+        #: (0: none): a chain of bridges (pvp: 2) holds the rule set on each.
         self.rules_installed = 0
         #: CPU and datapath samples taken by :meth:`trial_begin`, consumed by :meth:`trial_end`.
         self._trial_before: tuple[Any, dict[str, Any]] | None = None
@@ -260,7 +261,9 @@ class OvsSwitchBase(VSwitch):
         the generated rule set is the bridge's whole forwarding path, installed in one
         ``--bundle`` transaction (a frame no rule matches is dropped and counted as loss);
         otherwise two port-to-port flows. Either way through the ``dut.meter_pps`` meter
-        when one is configured."""
+        when one is configured. Every bridge a deployment connects gets the rule set, so
+        each switch pass of a chain (pvp: phy -> VNF, VNF -> phy) classifies the frame
+        against it; a tunnel's underlay bridge is never connected and keeps its own flows."""
         spec = self.rule_set()
         if spec is not None:
             self._install_rule_set(bridge, spec, a, b)
@@ -296,7 +299,7 @@ class OvsSwitchBase(VSwitch):
         actual = self.flow_count(bridge)
         if actual != written or installed != written:
             raise PluginError(f"rule set: wrote {written} rules, bridge holds {actual}")
-        self.rules_installed = written
+        self.rules_installed += written
         log.info("%s: %d %s rules on bridge %s", self.name or type(self).__name__, written, spec.template, bridge)
 
     def install_rules(self, bridge: str, rules_file: Path) -> int:
@@ -348,6 +351,28 @@ class OvsSwitchBase(VSwitch):
                 entry["reference_dut"] = dict(self.reference_dut)
             bridges[logical] = entry
         return {"bridges": bridges, "datapath": self.datapath_stats()}
+
+    def flow_limit_sample(self) -> dict[str, int | None]:
+        """The datapath flow limit and how often it turned a flow away, cumulative:
+        ``flow_limit_hits`` (coverage counter ``upcall_flow_limit_hit``: a miss whose
+        megaflow was not installed because the datapath held ``flows_limit`` flows -- that
+        frame, and every later one of its flow, takes the slow path), ``flows_limit`` and
+        ``flows_current`` (``upcall/show``, over the datapaths). OvS starts the limit at
+        10,000 flows and raises it by 1,000 per revalidator round that dumps fast enough
+        (``max_revalidator_ms``), so a larger flow set than that is installed only in
+        part for a while. None where OvS does not say."""
+        try:
+            hits: int | None = int(self.ctl.appctl("coverage/read-counter", "upcall_flow_limit_hit").strip())
+        except (PluginError, ValueError):
+            hits = None
+        try:
+            upcall = parse.parse_upcall_show(self.ctl.appctl("upcall/show"))
+        except PluginError:
+            upcall = {}
+        limits = [d["flows_limit"] for d in upcall.values() if "flows_limit" in d]
+        current = [d["flows_current"] for d in upcall.values() if "flows_current" in d]
+        return {"flow_limit_hits": hits, "flows_limit": min(limits) if limits else None,
+                "flows_current": sum(current) if current else None}
 
     # ------------------------------------------------------------------ per-trial cost
 
