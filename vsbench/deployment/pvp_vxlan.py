@@ -131,9 +131,12 @@ class PvpVxlan(Pvp):
         log.info("%s: VTEPs %s", self.name, ", ".join(f"port {t.port} VNI {t.vni} {t.dut_ip}" for t in self.tunnels))
         return gen_ports, specs, dut_netns
 
-    def _router_namespaces(self, dut_netns: str | None) -> list[str]:
-        raise DeploymentError(f"{self.name}: a routing VNF rewrites the inner frames' MACs the generator verifies; "
-                              "behind a VTEP use a forwarding VNF (testpmd)")
+    def _vnf_namespaces(self, dut_netns: str | None, routing: bool) -> list[str]:
+        """The chain's VNF namespaces; a routing VNF is refused before any is made."""
+        if routing:
+            raise DeploymentError(f"{self.name}: a routing VNF rewrites the inner frames' MACs the generator "
+                                  "verifies; behind a VTEP use a forwarding VNF (testpmd)")
+        return super()._vnf_namespaces(dut_netns, routing)
 
     def profile(self, profile: TrafficProfile) -> TrafficProfile:
         """The chain's profile (every VNF told about the inner flows) with the tunnel link of
