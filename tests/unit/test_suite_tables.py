@@ -162,3 +162,14 @@ def test_a_frame_size_the_runner_skipped_for_the_testbed_is_not_runnable_with_it
     entry = tables.build_table(suite.tables[0], records, res)
     row = next(r for r in entry["rows"] if r["status"] != "report_only")
     assert row["status"] == "not_runnable" and row["reason"] == "tcp.tso=true cannot cross ovs_dpdk as built here"
+
+
+def test_a_search_that_found_nothing_says_why_in_its_own_words(suite):
+    res = {"tests": [{"plan_index": 0, "status": "complete",
+                      "frame_sizes": [{"frame_size_bytes": 64, "status": "complete",
+                                       "points": [{"name": "NDR", "throughput_fps": None}],
+                                       "notes": ["generator-limited: max_load lowered",
+                                                 "NDR: no load passed (not even min_load 1000 fps)"]}]}]}
+    records = [{"run": "one", "label": "p", "status": "runnable", "plan_index": 0, "frame_sizes": [64], "keys": {}}]
+    row = next(r for r in tables.build_table(suite.tables[0], records, res)["rows"] if r["status"] != "report_only")
+    assert row["status"] == "failed" and row["reason"] == "NDR: no load passed (not even min_load 1000 fps)"

@@ -88,21 +88,29 @@ def _raw_rows(table: SuiteTable, plans: Sequence[Mapping[str, Any]], results: Ma
                     measured = any(v is not None for v in values.values())
                     status, reason = ROW_MEASURED, None
                     if not measured:
-                        status, reason = _why_no_figure(test, fs)
+                        status, reason = _why_no_figure(test, fs, table.goal)
                     rows.append({**base, "key": _row_key(table, series.key, plan.get("keys") or {}, size, step),
                                  "status": status, "reason": reason,
                                  "values": values, "caveats": metrics.caveats(source, table.goal)})
     return rows
 
 
-def _why_no_figure(test: Mapping[str, Any], fs: Mapping[str, Any]) -> tuple[str, str]:
+def _why_no_figure(test: Mapping[str, Any], fs: Mapping[str, Any], goal: str) -> tuple[str, str]:
     """A frame size without a figure: skipped by the runner for what this testbed cannot do
     (``skipped: ...`` in its notes: a frame the switch cannot carry, TSO across af_packet
-    ports) is not runnable here; anything else failed, with its error."""
-    skipped = next((n for n in fs.get("notes") or () if str(n).startswith("skipped: ")), None)
+    ports) is not runnable here; a search that found no load for the goal says why (its
+    notes on the goal: no load passed, the budget ran out); anything else failed, with its
+    error."""
+    notes = [str(n) for n in fs.get("notes") or ()]
+    skipped = next((n for n in notes if n.startswith("skipped: ")), None)
     if fs.get("status") == "not-run" and skipped:
-        return ROW_NOT_RUNNABLE, str(skipped)[len("skipped: "):]
-    return ROW_FAILED, str(fs.get("error") or test.get("error") or f"no figure ({fs.get('status') or test.get('status')})")
+        return ROW_NOT_RUNNABLE, skipped[len("skipped: "):]
+    if fs.get("error") or test.get("error"):
+        return ROW_FAILED, str(fs.get("error") or test.get("error"))
+    about_goal = [n for n in notes if n.lower().startswith(f"{goal.lower()}: ")]
+    if about_goal:
+        return ROW_FAILED, "; ".join(about_goal)
+    return ROW_FAILED, f"no figure ({fs.get('status') or test.get('status')})"
 
 
 def _merge_repeats(rows: list[dict[str, Any]], columns: Sequence[str]) -> list[dict[str, Any]]:
