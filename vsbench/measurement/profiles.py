@@ -90,6 +90,7 @@ def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile) ->
     """Aggregate nominal line rate over the profile's directions (frames/s).
 
     Loads are aggregate over directions, so a bidirectional profile on two 10G links has
-    twice the line rate of one link.
+    twice the line rate of one link; a profile of port-to-port streams has the line rate of
+    every port that sends (a router's 4 ports: 4 links).
     """
-    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.directions
+    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.sending_ports
