@@ -29,7 +29,8 @@ from referencing import Registry, Resource
 from vsbench.runner import config as cfg
 from vsbench.runner.plan import TestPlan
 
-LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds")
+LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds",
+                  "topology")
 
 
 class TestcaseError(cfg.ConfigError):
