@@ -70,6 +70,11 @@ class Deployment(abc.ABC):
         return {"topology": self.topology or self.name, "vnf_count": 0,
                 "switching_operations": self.switching_operations}
 
+    def notes(self) -> list[str]:
+        """What a reader of this test's results must know about the topology as built
+        (the runner adds each line to the test's notes); none by default."""
+        return []
+
     @abc.abstractmethod
     def build(self) -> list[GeneratorPort]:
         """Create the topology (registering every undo) and return the generator ports."""

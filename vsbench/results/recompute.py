@@ -100,9 +100,18 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def nominal_line_rate_fps(config: dict, frame_size_bytes: int) -> float:
+def nominal_line_rate_fps(config: dict, frame_size_bytes: int, deployment: str | None = None) -> float:
+    """The nominal line rate of every generator port that sends: both ports of a pair when
+    bidirectional; through ``phy_router_phy`` every router port of every instance
+    (``topology.port_pairs`` x 2 x ``dut.router_instances``; half unidirectionally), as
+    that deployment sends them."""
     link_bps = float(config["testbed"]["link_gbps"]) * 1e9
-    directions = 2 if (config.get("traffic") or {}).get("bidirectional", True) else 1
+    bidirectional = (config.get("traffic") or {}).get("bidirectional", True)
+    directions = 2 if bidirectional else 1
+    if deployment == "phy_router_phy":
+        pairs = int((config.get("topology") or {}).get("port_pairs") or 1)
+        instances = int((config.get("dut") or {}).get("router_instances") or 1)
+        directions *= pairs * instances
     return line_rate_fps(link_bps, frame_size_bytes) * directions
 
 
@@ -157,7 +166,7 @@ def verify(run_dir: Path) -> list[str]:
             for name in TALLY_FIELDS:
                 if not _same(getattr(t, name), fs[name]):
                     problems.append(f"{where}: {name} {fs[name]} != recomputed {getattr(t, name)}")
-            nominal = nominal_line_rate_fps(config, size)
+            nominal = nominal_line_rate_fps(config, size, test.get("deployment"))
             if not _same(nominal, fs["nominal_line_rate_fps"]):
                 problems.append(f"{where}: nominal line rate {fs['nominal_line_rate_fps']} != {nominal}")
             problems.extend(verify_traffic_types(fs, trials, own_indices, where))

@@ -374,6 +374,9 @@ class Run:
         self.write_sysinfo()
         if hasattr(deployment, "describe"):
             test.topology = deployment.describe()
+        for note in deployment.notes() if hasattr(deployment, "notes") else ():
+            test.notes.append(note)
+            self.display.note(f"note: {note}")
         cpus = placement.cpu_plan(deployment.vswitch, generator, vnfs)
         test.cpu_plan, test.cpu_oversubscribed = cpus.to_dict(), cpus.oversubscribed
         self.display.note(cpus.text(), style="yellow" if cpus.oversubscribed else "default")
