@@ -141,16 +141,17 @@ def test_bad_model_is_a_one_line_error(router):
 
 
 def test_vrouter_testcase_end_to_end(tmp_path):
-    """The testcase through the runner (config layers, phy_router_phy, the vrouter through
-    its entry point, trafgen host pairs to the router's MACs), as one continuous 2 s trial at
-    50 kfps: the router's softirq time is sampled in 10 ms ticks, and at 20 kfps it read 0
-    ticks once in 1 s and once in 2 s (a fresh-machine check), its efficiency with it:
-    256 host pairs over 256 routes and 4 ECMP next hops per direction arrive, none lost."""
+    """The testcase through the runner (config layers, phy_router_phy with 4 router ports,
+    the vrouter through its entry point, trafgen host pairs to the router's MACs), as one
+    continuous 2 s trial at 50 kfps: the router's softirq time is sampled in 10 ms ticks, and
+    at 20 kfps it read 0 ticks once in 1 s and once in 2 s (a fresh-machine check), its
+    efficiency with it: 256 host pairs per stream, each to one of 256 hosts per port
+    (vrouter_nexthop_scaling: the next hops are the hosts), arrive, none lost."""
     require(("trafficgen", "trafgen"), ("vnf", "vrouter"))
     rate_fps = 50_000
     plans = build_plans(
         "vrouter_nexthop_scaling", "linux_bridge",
-        "frame_sizes=[64];dut.nexthops=[4];dut.routes=256;traffic.flows=256;type=continuous;"
+        "frame_sizes=[64];dut.nexthops=[256];type=continuous;"
         f"rate_fps={rate_fps};trial_duration=2;warmup_s=0;latency.trial_duration_s=1")
     outcome = run(tmp_path / "first", plans)
     if host_stalled_the_router(outcome):
@@ -163,12 +164,14 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert point["offered_load_fps"] == rate_fps
     assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
     assert test["vswitch"] == "none"  # no switch in this topology: not built, not checked
-    assert test["topology"]["router"]["routes"] == 512 and test["topology"]["router"]["install_s"] > 0
+    assert test["flows"] == 256  # the testcase's link: a host pair per next hop
+    router = test["topology"]["router"]
+    assert router["neighbours"] == 4 * 256 and router["routes"] == 0 and router["install_s"] > 0, router
     # the router is the DUT: its CPU (softirq of the CPUs it routes on) is the point's efficiency
     assert point["efficiency"]["cpu_source"] == "vnf softirq of rx_cpus"
     assert point["efficiency"]["switch_cores"] > 0 and point["efficiency"]["fps_per_core"] > 0
     [vnf] = point["vnf"]["vnfs"]
-    assert vnf["rx_frames"] == vnf["tx_frames"] >= rate_fps * 2 * 0.99  # aggregate of both directions, 2 s
+    assert vnf["rx_frames"] == vnf["tx_frames"] >= rate_fps * 2 * 0.99  # aggregate of all 4 streams, 2 s
     assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
     assert_nothing_left(outcome.run_id)
 
@@ -299,7 +302,7 @@ def test_route_scaling_through_pvp_reconfigures_the_router_per_plan_and_reports_
         assert 0 < ndr["throughput_fps"] <= 20000 and ndr["loss_ratio"] == 0.0, ndr
     assert len(list((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))) == 2  # one router per plan
     html = (outcome.run_dir / "report.html").read_text()
-    assert "routes per direction versus frame rate" in html and "drop 1 route → 4,096 routes" in html
+    assert "routes per router port versus frame rate" in html and "drop 1 route → 4,096 routes" in html
     compared = subprocess.run([sys.executable, "-m", "vsbench.cli.main", "compare", str(outcome.run_dir),
                                str(outcome.run_dir), "--format", "json"], capture_output=True, text=True, timeout=120,
                               cwd=tmp_path)
