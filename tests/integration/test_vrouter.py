@@ -196,15 +196,20 @@ def host_stalled_the_router(outcome) -> bool:
 
 
 def measured_every_frame(outcome, point: dict) -> bool:
-    """The point's trial is valid, or invalid only for pacing: the vrouter testcases send with
-    the xdp engine, whose trials carry 10 ms pacing windows, and a host task that preempts the
-    sender for a few ms (a CI run: 3.5 ms behind, 4 frames off in one window at 20 kfps) makes
-    the trial disturbed -- every frame still sent and counted, which is what these tests check."""
+    """The point's trial is valid, or invalid only for how it was sent while every frame it
+    asked for went out: the vrouter testcases send with the xdp engine, whose trials carry
+    10 ms pacing windows, and a host task that preempts the sender for a few ms (a CI run:
+    3.5 ms behind, 4 frames off in one window at 20 kfps) makes the trial disturbed; on a
+    busier shared host it fell 0.5 s behind and finished late (2.49 s for a 2 s trial) --
+    every frame still sent and counted, which is what these tests check."""
     if point["valid"]:
         return True
     trials = [json.loads(line) for line in (outcome.run_dir / "trials.jsonl").read_text().splitlines()]
     [trial] = [t for t in trials if t["trial_index"] == point["trial_index"]]
-    return trial["invalid_reasons"] != [] and all(r.startswith("pacing:") for r in trial["invalid_reasons"])
+    reasons = trial["invalid_reasons"]
+    late = [r for r in reasons if not r.startswith("pacing:")]
+    sent_all = trial["tx_frames"] >= round(trial["intended_load_fps"] * trial["intended_duration_s"])
+    return reasons != [] and sent_all and all(r.startswith("generator:") and " needed " in r for r in late)
 
 
 def _check_routed_pvp(outcome, deployment: str, routers: int, switching_operations: int) -> dict:
