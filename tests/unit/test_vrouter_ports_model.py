@@ -103,6 +103,25 @@ def test_what_the_addressing_cannot_hold_is_one_line(change, message):
     assert "\n" not in str(err.value)
 
 
+def test_the_preflight_refuses_router_settings_before_anything_is_built():
+    from types import SimpleNamespace
+
+    from vsbench.deployment.pvp import Pvp
+    from vsbench.deployment.routed import PhyRouterPhy
+
+    with pytest.raises(DeploymentError, match="8 router ports"):
+        PhyRouterPhy.check_config(_config(profile=4))
+    PhyRouterPhy.check_config(_config(pairs=4, profile=4))
+    router, forwarder = SimpleNamespace(routing=True), SimpleNamespace(routing=False)
+    for key, value in (("traffic", {"router_profile": 2}), ("dut", {"nexthop_mode": "connected"}),
+                       ("dut", {"router_instances": 2})):
+        with pytest.raises(DeploymentError, match="is phy_router_phy's") as err:
+            Pvp.check_config({key: value}, router)
+        assert "\n" not in str(err.value)
+        Pvp.check_config({key: value}, forwarder)  # not a router: nothing of it applies
+    Pvp.check_config({"traffic": {"router_profile": 0}, "dut": {"nexthop_mode": "ecmp"}}, router)
+
+
 # -- the model each router gets ----------------------------------------------------------------
 
 

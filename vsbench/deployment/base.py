@@ -70,6 +70,12 @@ class Deployment(abc.ABC):
         return {"topology": self.topology or self.name, "vnf_count": 0,
                 "switching_operations": self.switching_operations}
 
+    @classmethod
+    def check_config(cls, config: Mapping[str, Any], vnf: Any = None) -> None:
+        """Refuse settings this topology cannot build (a :class:`DeploymentError`, one line)
+        before anything is created -- the preflight's exit 2 instead of a failed test;
+        ``vnf`` is the VNF plugin's class or instance (None: no VNF). Nothing by default."""
+
     def notes(self) -> list[str]:
         """What a reader of this test's results must know about the topology as built
         (the runner adds each line to the test's notes); none by default."""

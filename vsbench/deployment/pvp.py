@@ -37,7 +37,7 @@ cross-check the VNFs' port counters with the generator's and attribute loss to a
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 from vsbench.deployment.base import Deployment, DeploymentError
 from vsbench.deployment.p2p import dut_port_specs, generator_ports_from_settings
@@ -96,6 +96,20 @@ class VnfChain(Deployment):
         self._end_macs: tuple[str, str] | None = None
         #: What configuring the routers cost (results.json's ``topology.router``).
         self.router_figures: dict[str, Any] = {}
+
+    @classmethod
+    def check_config(cls, config: Mapping[str, Any], vnf: Any = None) -> None:
+        """A chain of routing VNFs has two ports each: phy_router_phy's router settings
+        (profiles, next-hop modes, instances) are refused rather than ignored."""
+        if not getattr(vnf, "routing", False):
+            return
+        dut = config.get("dut") or {}
+        for key, value, default in (("traffic.router_profile", (config.get("traffic") or {}).get("router_profile"), 0),
+                                    ("dut.nexthop_mode", dut.get("nexthop_mode"), "ecmp"),
+                                    ("dut.router_instances", dut.get("router_instances"), 1)):
+            if value not in (None, default):
+                raise DeploymentError(f"{cls.name}: {key} {value} is phy_router_phy's (a router between the "
+                                      f"generator's ports); a chain of routers behind a switch has two ports each")
 
     @classmethod
     def vnf_count(cls) -> int:
@@ -212,6 +226,7 @@ class VnfChain(Deployment):
         vswitch.start()
         first = self.make_vnf(dut_netns)
         routing = bool(getattr(first, "routing", False))
+        self.check_config(self.config, first)  # the preflight did too, with the VNF's class
         vnf_namespaces: list[str | None] = [None] * self.vnf_count()
         if routing:
             vnf_namespaces = self._router_namespaces(dut_netns)

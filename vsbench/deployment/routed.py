@@ -60,7 +60,7 @@ import ipaddress
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.deployment.base import Deployment, DeploymentError
 from vsbench.deployment.ports import generator_ports_of
@@ -208,8 +208,8 @@ def profile_destinations(profile: int, ports: int) -> list[tuple[int, ...]]:
         raise DeploymentError(f"traffic.router_profile must be 0..5 (the report's traffic profiles), not {profile}")
     sockets = max(1, ports // PORTS_PER_SOCKET)
     if profile in DUAL_SOCKET_PROFILES and sockets < 2:
-        raise DeploymentError(f"traffic.router_profile {profile} ({ROUTER_PROFILES[profile]}) is a dual-socket "
-                              f"profile of the report: it needs 8 router ports (topology.port_pairs: 4), not {ports}")
+        raise DeploymentError(f"traffic.router_profile {profile} ({ROUTER_PROFILES[profile]}) needs the report's "
+                              f"8 router ports (topology.port_pairs: 4), not {ports}")
     per_socket = ports // sockets
     out = []
     for i in range(ports):
@@ -421,6 +421,10 @@ class PhyRouterPhy(Deployment):
                 "sockets": {"host": sockets, "note": self.socket_note(sockets)},
             })
         return doc
+
+    @classmethod
+    def check_config(cls, config: Mapping[str, Any], vnf: Any = None) -> None:
+        router_plan(config)
 
     def notes(self) -> list[str]:
         note = self.socket_note(host_sockets())
