@@ -287,9 +287,10 @@ def test_route_scaling_through_pvp_reconfigures_the_router_per_plan_and_reports_
     require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
     case = dataclasses.replace(testcases.find("vrouter_route_scaling", testcases.default_testcase_dir()),
                                deployment="pvp")
+    # the testcase's 4 router ports (topology.port_pairs: 2) are phy_router_phy's: pvp refuses them
     params = cfg.parse_test_params(
         "frame_sizes=[64];dut.routes=[1,4096];trial_duration=0.5;warmup_s=0;search.mode=binary;"
-        "search.max_load_fps=20000;search.relative_width=0.5;latency.enabled=false")
+        "search.max_load_fps=20000;search.relative_width=0.5;latency.enabled=false;topology.port_pairs=1")
     plans = testcases.build_plans(case, cfg.load_layers(cfg.default_conf_dir(), []), params,
                                   {"vswitch": "linux_bridge", "trafficgen": "trafgen", "vnf": None})
     outcome = run(tmp_path, plans)
