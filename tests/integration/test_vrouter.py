@@ -141,16 +141,17 @@ def test_bad_model_is_a_one_line_error(router):
 
 
 def test_vrouter_testcase_end_to_end(tmp_path):
-    """The testcase through the runner (config layers, phy_router_phy, the vrouter through
-    its entry point, trafgen host pairs to the router's MACs), as one continuous 2 s trial at
-    50 kfps: the router's softirq time is sampled in 10 ms ticks, and at 20 kfps it read 0
-    ticks once in 1 s and once in 2 s (a fresh-machine check), its efficiency with it:
-    256 host pairs over 256 routes and 4 ECMP next hops per direction arrive, none lost."""
+    """The testcase through the runner (config layers, phy_router_phy with 4 router ports,
+    the vrouter through its entry point, trafgen host pairs to the router's MACs), as one
+    continuous 2 s trial at 50 kfps: the router's softirq time is sampled in 10 ms ticks, and
+    at 20 kfps it read 0 ticks once in 1 s and once in 2 s (a fresh-machine check), its
+    efficiency with it: 256 host pairs per stream, each to one of 256 hosts per port
+    (vrouter_nexthop_scaling: the next hops are the hosts), arrive, none lost."""
     require(("trafficgen", "trafgen"), ("vnf", "vrouter"))
     rate_fps = 50_000
     plans = build_plans(
         "vrouter_nexthop_scaling", "linux_bridge",
-        "frame_sizes=[64];dut.nexthops=[4];dut.routes=256;traffic.flows=256;type=continuous;"
+        "frame_sizes=[64];dut.nexthops=[256];type=continuous;"
         f"rate_fps={rate_fps};trial_duration=2;warmup_s=0;latency.trial_duration_s=1")
     outcome = run(tmp_path / "first", plans)
     if host_stalled_the_router(outcome):
@@ -163,12 +164,14 @@ def test_vrouter_testcase_end_to_end(tmp_path):
     assert point["offered_load_fps"] == rate_fps
     assert point["loss_ratio"] == 0.0 and point["rx_fps"] > 0, fs
     assert test["vswitch"] == "none"  # no switch in this topology: not built, not checked
-    assert test["topology"]["router"]["routes"] == 512 and test["topology"]["router"]["install_s"] > 0
+    assert test["flows"] == 256  # the testcase's link: a host pair per next hop
+    router = test["topology"]["router"]
+    assert router["neighbours"] == 4 * 256 and router["routes"] == 0 and router["install_s"] > 0, router
     # the router is the DUT: its CPU (softirq of the CPUs it routes on) is the point's efficiency
     assert point["efficiency"]["cpu_source"] == "vnf softirq of rx_cpus"
     assert point["efficiency"]["switch_cores"] > 0 and point["efficiency"]["fps_per_core"] > 0
     [vnf] = point["vnf"]["vnfs"]
-    assert vnf["rx_frames"] == vnf["tx_frames"] >= rate_fps * 2 * 0.99  # aggregate of both directions, 2 s
+    assert vnf["rx_frames"] == vnf["tx_frames"] >= rate_fps * 2 * 0.99  # aggregate of all 4 streams, 2 s
     assert list((outcome.run_dir / "logs").rglob("vrouter-dut.config.boot"))
     assert_nothing_left(outcome.run_id)
 
@@ -193,15 +196,20 @@ def host_stalled_the_router(outcome) -> bool:
 
 
 def measured_every_frame(outcome, point: dict) -> bool:
-    """The point's trial is valid, or invalid only for pacing: the vrouter testcases send with
-    the xdp engine, whose trials carry 10 ms pacing windows, and a host task that preempts the
-    sender for a few ms (a CI run: 3.5 ms behind, 4 frames off in one window at 20 kfps) makes
-    the trial disturbed -- every frame still sent and counted, which is what these tests check."""
+    """The point's trial is valid, or invalid only for how it was sent while every frame it
+    asked for went out: the vrouter testcases send with the xdp engine, whose trials carry
+    10 ms pacing windows, and a host task that preempts the sender for a few ms (a CI run:
+    3.5 ms behind, 4 frames off in one window at 20 kfps) makes the trial disturbed; on a
+    busier shared host it fell 0.5 s behind and finished late (2.49 s for a 2 s trial) --
+    every frame still sent and counted, which is what these tests check."""
     if point["valid"]:
         return True
     trials = [json.loads(line) for line in (outcome.run_dir / "trials.jsonl").read_text().splitlines()]
     [trial] = [t for t in trials if t["trial_index"] == point["trial_index"]]
-    return trial["invalid_reasons"] != [] and all(r.startswith("pacing:") for r in trial["invalid_reasons"])
+    reasons = trial["invalid_reasons"]
+    late = [r for r in reasons if not r.startswith("pacing:")]
+    sent_all = trial["tx_frames"] >= round(trial["intended_load_fps"] * trial["intended_duration_s"])
+    return reasons != [] and sent_all and all(r.startswith("generator:") and " needed " in r for r in late)
 
 
 def _check_routed_pvp(outcome, deployment: str, routers: int, switching_operations: int) -> dict:
@@ -279,9 +287,10 @@ def test_route_scaling_through_pvp_reconfigures_the_router_per_plan_and_reports_
     require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"), ("vnf", "vrouter"))
     case = dataclasses.replace(testcases.find("vrouter_route_scaling", testcases.default_testcase_dir()),
                                deployment="pvp")
+    # the testcase's 4 router ports (topology.port_pairs: 2) are phy_router_phy's: pvp refuses them
     params = cfg.parse_test_params(
         "frame_sizes=[64];dut.routes=[1,4096];trial_duration=0.5;warmup_s=0;search.mode=binary;"
-        "search.max_load_fps=20000;search.relative_width=0.5;latency.enabled=false")
+        "search.max_load_fps=20000;search.relative_width=0.5;latency.enabled=false;topology.port_pairs=1")
     plans = testcases.build_plans(case, cfg.load_layers(cfg.default_conf_dir(), []), params,
                                   {"vswitch": "linux_bridge", "trafficgen": "trafgen", "vnf": None})
     outcome = run(tmp_path, plans)
@@ -299,7 +308,7 @@ def test_route_scaling_through_pvp_reconfigures_the_router_per_plan_and_reports_
         assert 0 < ndr["throughput_fps"] <= 20000 and ndr["loss_ratio"] == 0.0, ndr
     assert len(list((outcome.run_dir / "logs").rglob("vrouter-vnf*.config.boot"))) == 2  # one router per plan
     html = (outcome.run_dir / "report.html").read_text()
-    assert "routes per direction versus frame rate" in html and "drop 1 route → 4,096 routes" in html
+    assert "routes per router port versus frame rate" in html and "drop 1 route → 4,096 routes" in html
     compared = subprocess.run([sys.executable, "-m", "vsbench.cli.main", "compare", str(outcome.run_dir),
                                str(outcome.run_dir), "--format", "json"], capture_output=True, text=True, timeout=120,
                               cwd=tmp_path)

@@ -69,7 +69,7 @@ def test_each_other_matrix_value_is_its_own_curve_and_plain_tests_none():
     doc = {**a, "tests": a["tests"] + [{**t, "plan_index": t["plan_index"] + 2} for t in b["tests"]]}
     curves = compare_scaling.curves(_comparison(doc, doc))
     assert [c.fixed for c in curves] == [(("traffic.bidirectional", True),), (("traffic.bidirectional", False),)]
-    assert curves[0].axis.label == "ECMP next hops per direction"
+    assert curves[0].axis.label == "next hops per router port"
     plain = {"run_id": "cccccc", "status": "complete", "tests": [
         {**_results("x", {1: {64: 1e6}})["tests"][0], "variant": {}, "label": "phy2phy_tput"}]}
     assert compare_scaling.curves(_comparison(plain, plain)) == []
@@ -91,7 +91,7 @@ def test_the_compare_page_and_terminal_carry_the_scaling_table_and_drops():
     out = StringIO()
     compare_cmd._print_table(comparison, Console(file=out, width=250, color_system=None))
     printed = out.getvalue()
-    assert "Scaling: vrouter_route_scaling: routes per direction versus NDR frame rate" in printed
+    assert "Scaling: vrouter_route_scaling: routes per router port versus NDR frame rate" in printed
     assert "aaaaaa: 256 B NDR 0.580 Mpps at 1 route → 0.290 Mpps at 1M routes, 2.00× lower (-50.0 %)" in printed
     lines = [" ".join(line.replace("│", " ").split()) for line in printed.splitlines()]
     assert any(line.startswith("1M routes 0.300 0.600 +100.00 % 0.290 0.590") for line in lines), printed

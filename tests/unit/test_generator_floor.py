@@ -234,4 +234,8 @@ def test_a_load_sweep_with_latency_measures_the_floor_before_its_steps(tmp_path,
     roles = [d["role"] for d in trials_of(run_dir)]
     assert roles[:2] == ["warmup", "floor"] and set(roles[2:]) == {"continuous"} and len(roles) == 5
     assert fs["generator_floor"]["measured"] and fs["generator_floor"]["trial_index"] == 1
+    # every step carries the latency of the probes its own trial sent (the vRouter report's figure 8)
+    steps = fs["sweep"]
+    assert len(steps) == 3 and all(s["latency"]["source"] == "probes" and s["latency"]["samples"] > 0 for s in steps)
+    assert [s["trial_index"] for s in steps] == [2, 3, 4]
     assert recheck.verify(run_dir) == []

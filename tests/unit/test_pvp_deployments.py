@@ -22,8 +22,8 @@ class FakeGenerator:
         self.settings = {"ports": [{"iface": f"eth{i}", "mac": f"02:00:00:00:00:0{i}"} for i in range(ports)]}
         self.ports = ports
 
-    def capabilities(self):
-        return GeneratorCapabilities(ports=self.ports, needs_testbed=False)
+    def capabilities(self):  # takes port-to-port streams, as trafgen does (several port pairs)
+        return GeneratorCapabilities(ports=self.ports, needs_testbed=False, port_streams=True)
 
     def generator_cpus(self):
         return {0}

@@ -188,7 +188,7 @@ def test_chain_paths_with_a_count_per_lane():
 class OnTestbedGenerator(FakeGenerator):
     def capabilities(self):
         from vsbench.interfaces.traffic import GeneratorCapabilities
-        return GeneratorCapabilities(ports=self.ports, needs_testbed=True)
+        return GeneratorCapabilities(ports=self.ports, needs_testbed=True, port_streams=True)
 
 
 def _fake_testbed(run_id, count, resources):
@@ -417,9 +417,66 @@ def test_the_line_rate_is_every_pairs():
 
     config = {"testbed": {"link_gbps": 10}, "traffic": {"bidirectional": True}}
     one = profiles.nominal_line_rate_fps(config, TrafficProfile(64))
-    assert profiles.nominal_line_rate_fps(config, TrafficProfile(64), 2) == pytest.approx(2 * one)
+    two_pairs = profiles.on_port_pairs(TrafficProfile(64), 2)
+    assert two_pairs.directions == 4 and two_pairs.sending_ports == 4
+    assert profiles.nominal_line_rate_fps(config, two_pairs) == pytest.approx(2 * one)
     assert recompute.nominal_line_rate_fps(config, 64, 2) == pytest.approx(2 * one)
     assert recompute.nominal_line_rate_fps(config, 64) == pytest.approx(one)
+    # unidirectional: the even port of each pair sends
+    uni = profiles.on_port_pairs(TrafficProfile(64, bidirectional=False), 2)
+    assert [(s.tx_port, s.rx_port) for s in uni.streams] == [(0, 1), (2, 3)]
+    assert profiles.nominal_line_rate_fps(config, uni) == pytest.approx(one)
+
+
+def test_several_port_pairs_are_sent_as_port_to_port_streams_one_per_direction():
+    from vsbench.interfaces.traffic import FlowFields, TrafficProfile
+    from vsbench.measurement import profiles
+
+    fields = FlowFields(src_ip="10.0.0.1", dst_ip="10.1.0.1", src_port=1000, dst_port=2000, vary=("src_ip",))
+    one_pair = TrafficProfile(64, flows=8, fields=fields)
+    assert profiles.on_port_pairs(one_pair, 1) is one_pair  # one pair: the generator's own pair, no streams
+    prof = profiles.on_port_pairs(one_pair, 2)
+    assert [(s.tx_port, s.rx_port) for s in prof.streams] == [(0, 1), (1, 0), (2, 3), (3, 2)]
+    forward, backward = prof.streams[0].fields, prof.streams[1].fields
+    assert forward == fields and prof.streams[2].fields == fields
+    assert (backward.src_ip, backward.dst_ip, backward.src_port, backward.dst_port, backward.vary) == (
+        "10.1.0.1", "10.0.0.1", 2000, 1000, ("dst_ip",))
+    # a profile that has its streams (a router's traffic profile) is left as it is
+    assert profiles.on_port_pairs(prof, 4) is prof
+    # the reverse fields a routed deployment set are the backward streams'
+    routed = TrafficProfile(64, fields=fields, reverse_fields=FlowFields(src_ip="10.9.9.9"))
+    assert profiles.on_port_pairs(routed, 2).streams[1].fields.src_ip == "10.9.9.9"
+
+
+def test_phy_router_phy_reads_port_pairs_as_its_router_ports():
+    cls = deployment.get("phy_router_phy")
+    assert cls.shape({"topology": {"port_pairs": 2}}).generator_port_count == 4
+    assert cls.shape({"topology": {"port_pairs": 4}, "dut": {"router_instances": 2}}).generator_port_count == 16
+    assert cls.shape({"topology": {"port_pairs": None}}).generator_port_count == 2
+    with pytest.raises(DeploymentError, match="topology.port_pairs must be 1, 2 or 4 for phy_router_phy"):
+        cls.shape({"topology": {"port_pairs": 3}})
+    with pytest.raises(DeploymentError, match=r"^topology.lanes=2 does not apply to deployment phy_router_phy "
+                                              r"\(it reads topology.port_pairs\)$"):
+        cls.shape({"topology": {"lanes": 2}})
+
+
+def test_a_generator_that_does_not_take_streams_is_refused_on_several_pairs():
+    class PairOnlyGenerator(FakeGenerator):
+        def capabilities(self):
+            from vsbench.interfaces.traffic import GeneratorCapabilities
+            return GeneratorCapabilities(ports=self.ports, needs_testbed=False)
+
+    for name, topology in (("p2p", {"port_pairs": 2}), ("pvp", {"lanes": 2})):
+        dep = deployment.get(name)(run_id="abcdef", config={"topology": topology}, resources=ResourceStack(),
+                                   generator=PairOnlyGenerator(4), make_vswitch=lambda _n: FakeSwitch(),
+                                   make_vnf=lambda _n: FakeVnf())
+        with pytest.raises(DeploymentError, match=f"^{name} on 2 port pairs sends each pair's directions as "
+                                                  r"port-to-port streams; trafficgen fakegen does not take them"):
+            dep.build()
+    # one pair needs no streams
+    dep = deployment.get("p2p")(run_id="abcdef", config={"topology": {"port_pairs": 1}}, resources=ResourceStack(),
+                                generator=PairOnlyGenerator(2), make_vswitch=lambda _n: FakeSwitch())
+    assert len(dep.build()) == 2
 
 
 def test_testpmd_that_lost_a_port_at_start_is_refused_not_run_on_fewer():

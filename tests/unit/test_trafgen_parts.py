@@ -210,7 +210,8 @@ def test_capabilities_come_from_settings():
                         log_dir=Path("/nonexistent"), resources=ResourceStack())
     gen = Trafgen(ctx)
     caps = gen.capabilities()
-    assert caps.ports == 4 and caps.latency and caps.per_packet_latency and caps.needs_testbed
+    assert caps.ports == 16 and caps.latency and caps.per_packet_latency and caps.needs_testbed
+    assert caps.port_streams  # a router's traffic profiles: port-to-port streams
     assert caps.max_rate_fps == 123456 and caps.max_flows == DEFAULTS["max_flows"]
     assert gen.generator_cpus() == {1}
 
@@ -261,3 +262,81 @@ def test_with_probes_the_drain_is_waited_out():
     gen = _draining([{"a": (100, 0, 100), "b": (100, 0, 100)}])
     gen._probe = object()  # the probe helper listens for the whole drain
     assert gen._drain({"a": LinkCounters(), "b": LinkCounters()}, 0.2) >= 0.2
+
+
+class _StreamPort:
+    def __init__(self, iface: str, index: int) -> None:
+        self.iface, self.index = iface, index
+
+
+class _Stream:
+    def __init__(self, index: int, tx: _StreamPort, rx: _StreamPort) -> None:
+        self.index, self.tx, self.rx = index, tx, rx
+
+
+class _Counts:
+    def __init__(self, reading: dict[str, list[int]]) -> None:
+        self.reading = reading
+
+    def read(self) -> dict[str, list[int]]:
+        return self.reading
+
+
+def _streams_gen(after_counts: dict[str, list[int]]) -> Trafgen:
+    """Port a sends to b and c (streams 0, 1), b to a (stream 2); c only receives."""
+    a, b, c = _StreamPort("a", 0), _StreamPort("b", 1), _StreamPort("c", 2)
+    gen = Trafgen.__new__(Trafgen)
+    gen._probe = None
+    gen._directions = [_Stream(0, a, b), _Stream(1, a, c), _Stream(2, b, a)]
+    gen._streams_before = {"a": [0, 0, 5], "b": [5, 0, 0], "c": [0, 0, 0]}
+    gen._streamcount = _Counts(after_counts)
+    return gen
+
+
+def test_a_streams_profile_counts_each_stream_on_its_own_port_and_the_rest_as_wrong():
+    gen = _streams_gen({"a": [0, 0, 105], "b": [102, 3, 0], "c": [0, 97, 0]})
+    before = {i: LinkCounters() for i in "abc"}
+    after = {"a": LinkCounters(tx_packets=201, rx_packets=100), "b": LinkCounters(tx_packets=100, rx_packets=100),
+             "c": LinkCounters(rx_packets=97)}
+    stats: dict = {"directions": []}
+    dirs, wrong = gen._stream_counters(before, after, {}, None, stats)
+    # a's 201 frames shared over its two streams (the senders send them in turn); b's 100 its one
+    assert [(d.tx_port, d.rx_port, d.tx_frames) for d in dirs] == [(0, 1, 101), (0, 2, 100), (1, 0, 100)]
+    # received: each stream on its own port only; stream 1's 3 frames that arrived on b went wrong
+    assert [d.rx_frames for d in dirs] == [97, 97, 100] and wrong == 3
+    ports = {p["rx_iface"]: p for p in stats["stream_ports"]}
+    assert ports["b"]["rx_wrong_frames"] == 3 and ports["b"]["rx_uncounted_frames"] == 0
+
+
+def test_a_streams_profile_drains_until_the_ports_together_received_what_they_sent():
+    gen = _streams_gen({"a": [0] * 3, "b": [0] * 3, "c": [0] * 3})
+    counts = [{"a": (200, 0, 100), "b": (100, 0, 60), "c": (0, 0, 100)},   # 40 still on their way
+              {"a": (200, 0, 100), "b": (100, 0, 100), "c": (0, 0, 100)}]
+    reads = iter(counts)
+    current = counts[0]
+
+    def read():
+        nonlocal current
+        current = next(reads, current)
+        return {i: LinkCounters(tx_packets=t, tx_dropped=d, rx_packets=r) for i, (t, d, r) in current.items()}
+
+    gen._read_counters = read
+    assert gen._drain({i: LinkCounters() for i in "abc"}, 2.0) < 0.5
+
+
+def test_several_port_pairs_without_streams_are_refused_in_one_line():
+    """Several pairs come as port-to-port streams (the runner's on_port_pairs); a profile
+    without them is one pair's, and four ports for it are refused before anything is set up."""
+    from vsbench.interfaces.plugin import PluginContext, PluginError
+    from vsbench.interfaces.traffic import GeneratorPort, TrafficProfile
+    from vsbench.measurement.profiles import on_port_pairs
+    from vsbench.system.resources import ResourceStack
+
+    for engine in ("trafgen", "pacer", "xdp"):
+        gen = Trafgen(PluginContext(run_id="abcdef", settings={"engine": engine}, log_dir=Path("/nonexistent"),
+                                    resources=ResourceStack()))
+        ports = [GeneratorPort(index=i, iface=f"p{i}", netns="vsb-x") for i in range(4)]
+        with pytest.raises(PluginError, match=r"^trafgen sends a profile without streams between one pair of "
+                                              r"ports, got 4 \(several pairs come as port-to-port streams"):
+            gen.configure(TrafficProfile(64), ports)
+        assert on_port_pairs(TrafficProfile(64), 2).directions == 4  # what the runner gives it instead

@@ -31,7 +31,7 @@ def _trial(starved=False):
 def test_vnf_figures_sum_ports_and_stages():
     fig = summary.vnf_figures(_trial())
     assert fig["vnfs"] == [{"index": 0, "name": "testpmd", "rx_frames": 998, "tx_frames": 991, "rx_missed": 3,
-                            "cpu_s": 0.5, "cores": 0.5, "starved": False}]
+                            "forwarded_fps": 991.0, "cpu_s": 0.5, "cores": 0.5, "starved": False}]
     assert fig["lost_frames"] == {"switch": 3, "vnf": 7} and fig["lost_at"] == ["vnf 0"]
     assert summary.vnf_figures(TrialRecord(TrialIdentity("abcdef", 0, "p2p"), 0, "search", "t", False,
                                            _trial().result)) is None

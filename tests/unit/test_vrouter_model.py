@@ -93,19 +93,35 @@ def test_route_messages_decode_as_the_kernel_reads_them():
 
 
 def test_routed_profile_addresses_each_direction_to_the_router_port_it_enters():
-    from types import SimpleNamespace
-
-    from vsbench.deployment.routed import PhyRouterPhy
+    """The chain addressing (pvp with routers): each direction to the MAC of the router port
+    it enters, between the two route bases."""
+    from vsbench.deployment.routed import routed_profile
     from vsbench.interfaces.traffic import TrafficProfile
     from vsbench_plugins.trafficgen.trafgen import flows
 
-    links = [SimpleNamespace(tg_mac=f"02:00:00:00:01:0{i}", dut_mac=f"02:00:00:00:02:0{i}") for i in (0, 1)]
-    dep = PhyRouterPhy.__new__(PhyRouterPhy)
-    dep.testbed = SimpleNamespace(links=links)
-    prof = dep.profile(TrafficProfile(frame_size_bytes=64, flows=1000))
-    assert prof.fields.dst_mac == links[0].dut_mac and prof.reverse_fields.dst_mac == links[1].dut_mac
+    tg = [f"02:00:00:00:01:0{i}" for i in (0, 1)]
+    dut = [f"02:00:00:00:02:0{i}" for i in (0, 1)]
+    prof = routed_profile(TrafficProfile(frame_size_bytes=64, flows=1000), (tg[0], dut[0]), (tg[1], dut[1]))
+    assert prof.fields.dst_mac == dut[0] and prof.reverse_fields.dst_mac == dut[1]
     plan = flows.plan_flows(prof.fields, prof.flows)
     last = flows.flow_values(prof.fields, plan, 999)
     assert last.dst_ip == str(EAST_BASE + 999) and last.src_ip == str(WEST_BASE + 999)
     back = flows.flow_values(prof.reverse_fields, plan.swapped(), 999)
     assert back.dst_ip == str(WEST_BASE + 999) and back.src_ip == str(EAST_BASE + 999)
+
+
+def test_phy_router_phy_sends_one_stream_per_port_and_destination():
+    from types import SimpleNamespace
+
+    from vsbench.deployment.routed import PhyRouterPhy, RouterPort, router_plan
+    from vsbench.interfaces.traffic import TrafficProfile
+
+    dep = PhyRouterPhy.__new__(PhyRouterPhy)
+    dep.testbed = SimpleNamespace()
+    dep.plan = router_plan({"topology": {"port_pairs": 2}, "traffic": {"flows": 1000, "router_profile": 2},
+                            "dut": {"routes": 1000}})
+    dep.router_ports = [RouterPort(g, f"d{g}", f"02:00:00:00:02:0{g}", f"02:00:00:00:01:0{g}") for g in range(4)]
+    prof = dep.profile(TrafficProfile(frame_size_bytes=64, flows=1000))
+    assert prof.directions == 12 and prof.sending_ports == 4
+    assert {(s.tx_port, s.rx_port) for s in prof.streams} == {(i, j) for i in range(4) for j in range(4) if i != j}
+    assert all(s.fields.dst_mac == f"02:00:00:00:02:0{s.tx_port}" for s in prof.streams)

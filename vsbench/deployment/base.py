@@ -12,7 +12,7 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping
 
-from vsbench.interfaces.traffic import GeneratorPort
+from vsbench.interfaces.traffic import GeneratorCapabilities, GeneratorPort
 from vsbench.interfaces.traffic import TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.vnf import Vnf
@@ -129,14 +129,34 @@ class Deployment(abc.ABC):
         return {"topology": self.topology or self.name, "vnf_count": 0,
                 "switching_operations": self.switching_operations, "port_pairs": self.generator_port_count // 2}
 
+    def check_generator_ports(self, caps: GeneratorCapabilities) -> None:
+        """The generator has the topology's ports and, on more than one pair, takes
+        port-to-port streams: the runner sends every pair's directions as streams
+        (``vsbench.measurement.profiles.on_port_pairs``), which a generator that does not
+        count them per port would send on one pair only. One-line :class:`DeploymentError`."""
+        who = self.generator.name or "the generator"
+        if caps.ports < self.generator_port_count:
+            raise DeploymentError(f"{self.name} needs {self.generator_port_count} generator ports; {who} has {caps.ports}")
+        pairs = self.generator_port_count // 2
+        if pairs > 1 and not caps.port_streams:
+            raise DeploymentError(f"{self.name} on {pairs} port pairs sends each pair's directions as port-to-port "
+                                  f"streams; trafficgen {who} does not take them (capabilities().port_streams)")
+
+    @classmethod
+    def check_config(cls, config: Mapping[str, Any], vnf: Any = None) -> None:
+        """Refuse settings this topology cannot build (a :class:`DeploymentError`, one line)
+        before anything is created -- the preflight's exit 2 instead of a failed test;
+        ``vnf`` is the VNF plugin's class or instance (None: no VNF). Nothing by default."""
+
+    def notes(self) -> list[str]:
+        """What a reader of this test's results must know about the topology as built: how
+        it differs from the one it stands for (after :meth:`build`; the runner adds each
+        line to the test's notes); none by default."""
+        return []
+
     @abc.abstractmethod
     def build(self) -> list[GeneratorPort]:
         """Create the topology (registering every undo) and return the generator ports."""
-
-    def notes(self) -> list[str]:
-        """Sentences the results carry about how this topology differs from the one it
-        stands for (after :meth:`build`); none by default."""
-        return []
 
     def profile(self, profile: TrafficProfile) -> TrafficProfile:
         """The profile as this topology needs it sent (a routed topology addresses frames

@@ -85,11 +85,7 @@ class P2P(Deployment):
 
     def build(self) -> list[GeneratorPort]:
         caps = self.generator.capabilities()
-        if caps.ports < self.generator_port_count:
-            raise DeploymentError(
-                f"{self.name} needs {self.generator_port_count} generator ports; "
-                f"{self.generator.name or 'the generator'} has {caps.ports}"
-            )
+        self.check_generator_ports(caps)
         link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
         if caps.needs_testbed:
             self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)

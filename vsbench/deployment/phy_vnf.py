@@ -91,9 +91,7 @@ class PhyVnfPhy(Deployment):
                                   f"({self.generator.name or 'this generator'} brings its own ports)")
         if self.make_vnf is None:
             raise DeploymentError(f"{self.name} needs a forwarding VNF (--vnf l3fwd or --vnf testpmd)")
-        if caps.ports < self.generator_port_count:
-            raise DeploymentError(f"{self.name} needs {self.generator_port_count} generator ports; "
-                                  f"{self.generator.name or 'the generator'} has {caps.ports}")
+        self.check_generator_ports(caps)
         link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
         pairs = self.generator_port_count // 2
         self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)

@@ -52,7 +52,7 @@ cross-check the VNFs' port counters with the generator's and attribute loss to a
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.deployment.base import Deployment, DeploymentError, Shape
 from vsbench.deployment.p2p import dut_port_specs, generator_ports_from_settings
@@ -193,6 +193,20 @@ class VnfChain(Deployment):
     def vnf_count(self) -> int:
         return self.vnfs_per_lane if self.shared_vnfs else sum(self.lane_lengths())
 
+    @classmethod
+    def check_config(cls, config: Mapping[str, Any], vnf: Any = None) -> None:
+        """A chain of routing VNFs has two ports each: phy_router_phy's router settings
+        (profiles, next-hop modes, instances) are refused rather than ignored."""
+        if not getattr(vnf, "routing", False):
+            return
+        dut = config.get("dut") or {}
+        for key, value, default in (("traffic.router_profile", (config.get("traffic") or {}).get("router_profile"), 0),
+                                    ("dut.nexthop_mode", dut.get("nexthop_mode"), "ecmp"),
+                                    ("dut.router_instances", dut.get("router_instances"), 1)):
+            if value not in (None, default):
+                raise DeploymentError(f"{cls.name}: {key} {value} is phy_router_phy's (a router between the "
+                                      f"generator's ports); a chain of routers behind a switch has two ports each")
+
     def _vnf_of(self, lane: int, i: int) -> int:
         """The number of the ``i``-th VNF in series on ``lane``."""
         return i if self.shared_vnfs else sum(self.lane_lengths()[:lane]) + i
@@ -233,9 +247,7 @@ class VnfChain(Deployment):
 
     def _generator_ports(self) -> tuple[list[GeneratorPort], list[PortSpec], str | None]:
         caps = self.generator.capabilities()
-        if caps.ports < self.generator_port_count:
-            raise DeploymentError(f"{self.name} needs {self.generator_port_count} generator ports; "
-                                  f"{self.generator.name or 'the generator'} has {caps.ports}")
+        self.check_generator_ports(caps)
         link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
         if caps.needs_testbed:
             self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)
@@ -322,6 +334,7 @@ class VnfChain(Deployment):
         vswitch.start()
         first = self.make_vnf(dut_netns)
         routing = bool(getattr(first, "routing", False))
+        self.check_config(self.config, first)  # the preflight did too, with the VNF's class
         limit = getattr(first, "max_port_pairs", None)
         if self.shared_vnfs and limit is not None and limit < self.lanes:
             raise DeploymentError(f"{self.name}: every lane crosses the same VNF, and vnf {first.name} forwards "

@@ -103,6 +103,22 @@ class TunnelFields:
 
 
 @dataclass(frozen=True)
+class PortStream:
+    """One stream of a multi-port profile: frames sent out of generator port ``tx_port``
+    (an index into the ports given to ``configure``) with ``fields`` (and ``flows`` flows
+    over ``fields.vary``), which the device under test delivers to port ``rx_port``.
+
+    A router between the generator's ports sends each frame out of the port its
+    destination address is routed to, so "which port sends to which" (the Intel/Brocade
+    vRouter report's traffic profiles) is a set of such streams, each addressed to its own
+    destination port's hosts."""
+
+    tx_port: int
+    rx_port: int
+    fields: FlowFields
+
+
+@dataclass(frozen=True)
 class TrafficProfile:
     """What to send: one frame size, a flow set and the direction(s).
 
@@ -115,6 +131,16 @@ class TrafficProfile:
     size (FCS included, as it would be on a wire); :attr:`outer_frame_size_bytes` is the
     size on the tunnel link. A generator declares the encapsulations it builds in
     :attr:`~vsbench.interfaces.trafficgen.TrafficGenerator.encapsulations`.
+
+    ``streams`` (a deployment that needs more than one pair of ports: several pairs
+    ``2k <-> 2k+1``, each pair's directions a stream -- the runner builds those,
+    ``vsbench.measurement.profiles.on_port_pairs`` --; a router with 4 or 8 ports and a
+    traffic profile saying which port sends to which): the generator sends exactly these
+    streams instead of ``fields``/``reverse_fields`` on its one port pair, each
+    with ``flows`` flows and an equal share of the offered load, and counts each stream's
+    frames received on its ``rx_port`` (a frame of a stream arriving on another port is a
+    frame delivered wrong, not received). Only a generator that declares
+    :attr:`GeneratorCapabilities.port_streams` takes such a profile.
     """
 
     frame_size_bytes: int
@@ -131,9 +157,14 @@ class TrafficProfile:
     #: deployment: one per port, each its own VNI), ``tunnel`` being the first of them;
     #: empty when ``tunnel`` is the only one. Read them with :meth:`tunnel_on`.
     tunnels: tuple[TunnelFields, ...] = ()
+    #: Port-to-port streams to send instead of the port pair (see above); None: the pair.
+    streams: tuple[PortStream, ...] | None = None
 
     @property
     def directions(self) -> int:
+        """Streams the generator sends: one per direction of the port pair, or ``streams``."""
+        if self.streams is not None:
+            return len(self.streams)
         return 2 if self.bidirectional else 1
 
     def tunnel_links(self) -> tuple[TunnelFields, ...]:
@@ -148,6 +179,13 @@ class TrafficProfile:
             if link.port == port:
                 return link
         return None
+
+    @property
+    def sending_ports(self) -> int:
+        """Generator ports that send (the nominal line rate is theirs, summed)."""
+        if self.streams is not None:
+            return len({s.tx_port for s in self.streams})
+        return self.directions
 
     @property
     def outer_frame_size_bytes(self) -> int:
@@ -197,6 +235,9 @@ class GeneratorCapabilities:
     #: of the ceiling the search may ask for when ``traffic.generator_ceiling_share`` is
     #: null (None: :data:`vsbench.measurement.ceiling.CEILING_SHARE`).
     ceiling_share: float | None = None
+    #: Sends a profile's port-to-port ``streams`` (:class:`PortStream`), each counted on its
+    #: own receiving port.
+    port_streams: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,14 @@ used for "% of line rate" and for the search's upper limit is computed in one pl
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
 from vsbench.interfaces.traffic import (
     MAX_FRAME_SIZE_BYTES,
     MIN_FRAME_SIZE_BYTES,
     FlowFields,
+    PortStream,
     TrafficProfile,
     line_rate_fps,
 )
@@ -86,11 +88,44 @@ def link_bps(config: Mapping[str, Any]) -> float:
     return float(gbps) * 1e9
 
 
-def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile, port_pairs: int = 1) -> float:
-    """Aggregate nominal line rate over the profile's directions (frames/s) on each of
-    ``port_pairs`` pairs of generator ports (a topology with lanes sends on every pair).
+def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile) -> float:
+    """Aggregate nominal line rate over the generator ports that send (frames/s).
 
     Loads are aggregate over directions, so a bidirectional profile on two 10G links has
-    twice the line rate of one link, and on two pairs of them four times.
+    twice the line rate of one link; a profile of port-to-port streams has the line rate of
+    every port that sends (p2p on two port pairs, :func:`on_port_pairs`: 4 links; a
+    router's 4 ports: 4 links).
     """
-    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.directions * max(1, port_pairs)
+    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.sending_ports
+
+
+def reverse_fields(fields: FlowFields) -> FlowFields:
+    """The reverse direction's fields: sources and destinations exchanged, ``vary`` too."""
+    swap = {"src_ip": "dst_ip", "dst_ip": "src_ip", "src_port": "dst_port", "dst_port": "src_port",
+            "src_mac": "dst_mac", "dst_mac": "src_mac"}
+    return dataclasses.replace(
+        fields, src_mac=fields.dst_mac, dst_mac=fields.src_mac, src_ip=fields.dst_ip, dst_ip=fields.src_ip,
+        src_port=fields.dst_port, dst_port=fields.src_port, vary=tuple(swap.get(n, n) for n in fields.vary))
+
+
+def on_port_pairs(profile: TrafficProfile, port_pairs: int) -> TrafficProfile:
+    """``profile`` as sent on ``port_pairs`` pairs of generator ports ``2k <-> 2k+1`` (p2p
+    and phy_vnf_phy with ``topology.port_pairs``, the lanes of the pvp family): every
+    pair's directions as port-to-port streams (:class:`PortStream`), in the order
+    ``0 -> 1, 1 -> 0, 2 -> 3, 3 -> 2, ...`` (the backward ones only when bidirectional),
+    each pair with the same fields. So a frame of one pair that comes out of another pair's
+    port is counted delivered wrong, not received, and ``directions`` / ``sending_ports``
+    are every pair's. One pair, or a profile that has streams already (a router's traffic
+    profile), is returned unchanged."""
+    if port_pairs <= 1 or profile.streams is not None:
+        return profile
+    if profile.encapsulation is not None:
+        raise ProfileError(f"a {profile.encapsulation} profile is sent on one port pair, not {port_pairs}")
+    backward = profile.reverse_fields or reverse_fields(profile.fields)
+    streams: list[PortStream] = []
+    for pair in range(port_pairs):
+        a, b = 2 * pair, 2 * pair + 1
+        streams.append(PortStream(tx_port=a, rx_port=b, fields=profile.fields))
+        if profile.bidirectional:
+            streams.append(PortStream(tx_port=b, rx_port=a, fields=backward))
+    return dataclasses.replace(profile, streams=tuple(streams))

@@ -101,11 +101,27 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def nominal_line_rate_fps(config: dict, frame_size_bytes: int, port_pairs: int = 1) -> float:
-    """Every direction's line rate on each pair of generator ports (results.json's
-    ``topology.port_pairs``; runs that do not say had one pair)."""
+    """The nominal line rate of every generator port that sends: both ports of each pair
+    when bidirectional, one when not (:func:`sending_port_pairs` says how many pairs; the
+    runner's own figure is ``vsbench.measurement.profiles.nominal_line_rate_fps``)."""
     link_bps = float(config["testbed"]["link_gbps"]) * 1e9
     directions = 2 if (config.get("traffic") or {}).get("bidirectional", True) else 1
     return line_rate_fps(link_bps, frame_size_bytes) * directions * max(1, int(port_pairs or 1))
+
+
+def sending_port_pairs(test: dict, config: dict) -> int:
+    """Pairs of generator ports a test sent on: results.json's ``topology.port_pairs``
+    (p2p/phy_vnf_phy ``topology.port_pairs``, lanes, every router port of
+    ``phy_router_phy``'s instances). A run that did not record it had one pair, except
+    ``phy_router_phy``'s: ``topology.port_pairs`` x ``dut.router_instances`` of its config
+    (the router sends from every port; half of them unidirectionally)."""
+    recorded = (test.get("topology") or {}).get("port_pairs")
+    if recorded:
+        return int(recorded)
+    if test.get("deployment") == "phy_router_phy":
+        pairs = int((config.get("topology") or {}).get("port_pairs") or 1)
+        return pairs * int((config.get("dut") or {}).get("router_instances") or 1)
+    return 1
 
 
 def recompute_point(point: dict, trials: list[TrialRecord], frame_size_bytes: int, nominal: float) -> ReportedPoint:
@@ -159,7 +175,7 @@ def verify(run_dir: Path) -> list[str]:
             for name in TALLY_FIELDS:
                 if not _same(getattr(t, name), fs[name]):
                     problems.append(f"{where}: {name} {fs[name]} != recomputed {getattr(t, name)}")
-            nominal = nominal_line_rate_fps(config, size, (test.get("topology") or {}).get("port_pairs") or 1)
+            nominal = nominal_line_rate_fps(config, size, sending_port_pairs(test, config))
             if not _same(nominal, fs["nominal_line_rate_fps"]):
                 problems.append(f"{where}: nominal line rate {fs['nominal_line_rate_fps']} != {nominal}")
             problems.extend(verify_traffic_types(fs, trials, own_indices, where))

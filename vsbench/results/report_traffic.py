@@ -1,8 +1,9 @@
 """report.html sections of the traffic types beside throughput: back2back, burst, load_sweep.
 
 Tables read results.json (``back2back``, ``bursts``, ``sweep`` of each frame size); the
-load sweep also gets a figure (offered vs received rate, and loss, per step). Nothing is
-computed here that results.json does not hold.
+load sweep also gets a figure (offered vs received rate, loss and -- when its steps carried
+latency probes -- latency min/avg/max, per step). Nothing is computed here that
+results.json does not hold.
 """
 
 from __future__ import annotations
@@ -113,14 +114,27 @@ def sweep_table(test: Mapping[str, Any]) -> Details:
     return Details("Load sweep: every step", blocks=[h.table(headers, rows, numeric_to=len(headers) - 1)])
 
 
+def _step_latency_us(step: Mapping[str, Any], key: str) -> float | None:
+    lat = step.get("latency") if isinstance(step.get("latency"), dict) else {}
+    value = finite(lat.get(key))
+    return None if value is None else value / 1000.0
+
+
+def sweep_has_latency(frames: list[Mapping[str, Any]]) -> bool:
+    return any(_step_latency_us(s, "avg_ns") is not None for fs in frames for s in fs.get("sweep") or ())
+
+
 def sweep_figure(test: Mapping[str, Any]) -> str | None:
-    """Received vs offered rate (log axes) and loss per step, one line per frame size."""
+    """Received vs offered rate (log axes), loss and, when the steps carried probes,
+    latency min/avg/max per step (the vRouter report's figures 6-8), one line per frame size."""
     frames = [fs for fs in test.get("frame_sizes") or [] if fs.get("sweep")]
     if not frames:
         return None
-    fig = Figure(figsize=(9.0, 3.4))
+    latency = sweep_has_latency(frames)
+    fig = Figure(figsize=(13.5 if latency else 9.0, 3.4))
     with report_plots.matplotlib.rc_context(report_plots.RC):
-        ax_rate, ax_loss = fig.subplots(1, 2)
+        axes = fig.subplots(1, 3 if latency else 2)
+        ax_rate, ax_loss = axes[0], axes[1]
         for i, fs in enumerate(frames):
             color = report_plots.PALETTE[i % len(report_plots.PALETTE)]
             steps = [s for s in fs["sweep"] if finite(s.get("offered_load_fps"))]
@@ -133,10 +147,18 @@ def sweep_figure(test: Mapping[str, Any]) -> str | None:
             if bad:
                 ax_rate.scatter([s["offered_load_fps"] for s in bad], [s.get("rx_fps") or 0.0 for s in bad],
                                 marker="X", color="#000000", zorder=3, label="invalid step")
+            if latency:
+                timed = [s for s in steps if _step_latency_us(s, "avg_ns") is not None]
+                x = [s["offered_load_fps"] for s in timed]
+                axes[2].plot(x, [_step_latency_us(s, "avg_ns") for s in timed], marker=".", color=color,
+                             label=f"{fs.get('frame_size_bytes')} B avg")
+                axes[2].fill_between(x, [_step_latency_us(s, "min_ns") or 0.0 for s in timed],
+                                     [_step_latency_us(s, "max_ns") or 0.0 for s in timed], color=color, alpha=0.15,
+                                     label=f"{fs.get('frame_size_bytes')} B min..max")
         lows = [s["offered_load_fps"] for fs in frames for s in fs["sweep"] if finite(s.get("offered_load_fps"))]
         top = max(lows) if lows else 1.0
         ax_rate.plot([min(lows), top], [min(lows), top], linestyle="--", color="#999999", label="received = offered")
-        for ax in (ax_rate, ax_loss):
+        for ax in axes:
             ax.set_xscale("log")
             ax.set_xlabel("offered load (frames/s, aggregate)")
         ax_rate.set_yscale("log")
@@ -145,11 +167,19 @@ def sweep_figure(test: Mapping[str, Any]) -> str | None:
         ax_loss.set_ylabel("loss (% of sent)")
         ax_loss.set_title("Loss per step")
         ax_rate.legend(fontsize=7)
+        if latency:
+            axes[2].set_yscale("log")
+            axes[2].set_ylabel("one-way latency (µs)")
+            axes[2].set_title("Latency per step")
+            axes[2].legend(fontsize=7)
         uri = report_plots._data_uri(fig)
     return uri
 
 
 def sweep_figure_html(test: Mapping[str, Any]):
+    frames = [fs for fs in test.get("frame_sizes") or [] if fs.get("sweep")]
+    latency = (" and the one-way latency of the probes sent during each step's trial (average; the band is min to "
+               "max)") if sweep_has_latency(frames) else ""
     return h.figure(sweep_figure(test),
                     "Load sweep (results.json): the received rate against the offered load of every step (log axes; "
-                    "the dashed line is received = offered), and the loss of each step.")
+                    f"the dashed line is received = offered), the loss of each step{latency}.")

@@ -48,8 +48,8 @@ class Axis:
 #: The counts vsbench's testcases vary, in order of preference as a curve's axis.
 KNOWN_AXES: tuple[Axis, ...] = (
     Axis("dut.rules", "rule", "rules", "OpenFlow rules per direction"),
-    Axis("dut.routes", "route", "routes", "routes per direction"),
-    Axis("dut.nexthops", "next hop", "next hops", "ECMP next hops per direction"),
+    Axis("dut.routes", "route", "routes", "routes per router port"),
+    Axis("dut.nexthops", "next hop", "next hops", "next hops per router port"),
     Axis("traffic.flows", "flow", "flows", "flows per direction"),
 )
 #: Matrix keys of the known axes, in order of preference (kept for readers of the old name).

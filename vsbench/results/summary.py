@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -182,7 +182,9 @@ def efficiency(trial: TrialRecord) -> dict | None:
         vnfs = [v for v in (trial.vnf or {}).get("vnfs") or ()
                 if v.get("cpu_s") is not None and v.get("elapsed_s")]
         if vnfs:
-            cpu_s = sum(float(v["cpu_s"]) for v in vnfs)
+            # routers that route on the same CPUs (two instances on a 2-CPU host) each
+            # measured those CPUs' whole softirq time: count it once
+            cpu_s = sum(float(v["cpu_s"]) for v in _distinct_cpus(vnfs))
             elapsed_s = max(float(v["elapsed_s"]) for v in vnfs)
             source = "vnf " + ", ".join(sorted({str(v.get("cpu_source") or "threads") for v in vnfs}))
             warnings = [w for v in vnfs for w in v.get("warnings") or ()]
@@ -198,6 +200,22 @@ def efficiency(trial: TrialRecord) -> dict | None:
         "fps_per_core": rx_fps / cores if cores > 0 else None,
         "oversubscribed": any(w.get("oversubscribed", True) for w in warnings),
     }
+
+
+def _distinct_cpus(vnfs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The VNFs whose CPU time is their own: the first of several that measured the same
+    ``rx_cpus`` (kernel forwarding is measured per CPU, not per router), every other one."""
+    seen: set[tuple[int, ...]] = set()
+    out = []
+    for v in vnfs:
+        cpus = v.get("rx_cpus")
+        if cpus:
+            key = tuple(sorted(int(c) for c in cpus))
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(v)
+    return out
 
 
 def thread_cpu(trial: TrialRecord) -> list[dict] | None:
@@ -219,13 +237,18 @@ def vnf_figures(trial: TrialRecord) -> dict | None:
     if not doc.get("vnfs"):
         return None
     vnfs = []
+    duration = trial.result.intended_duration_s
     for v in doc["vnfs"]:
         ports = v.get("ports") or []
         elapsed = v.get("elapsed_s")
+        tx_frames = sum(int(p.get("tx_frames", 0)) for p in ports)
         vnfs.append({
             "index": v.get("index"), "name": v.get("name"),
             "rx_frames": sum(int(p.get("rx_frames", 0)) for p in ports),
-            "tx_frames": sum(int(p.get("tx_frames", 0)) for p in ports),
+            "tx_frames": tx_frames,
+            # what this VNF alone forwarded per second of the trial (two routers side by
+            # side: each instance's throughput; their sum is the point's)
+            "forwarded_fps": tx_frames / duration if duration > 0 else None,
             "rx_missed": sum(int(p.get("rx_missed", 0)) for p in ports),
             "cpu_s": v.get("cpu_s"),
             "cores": float(v["cpu_s"]) / float(elapsed) if v.get("cpu_s") is not None and elapsed else None,

@@ -118,6 +118,10 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
     except RunParametersError as exc:
         raise PreflightError(f"{where}{exc}") from None
     _check_encapsulation(config, deployment, classes, where)
+    try:
+        deployment.check_config(config, classes.get("vnf"))
+    except DeploymentError as exc:
+        raise PreflightError(f"{where}{exc}") from None
     if deployment.uses_vswitch:
         _check_rule_set_support(config, classes["vswitch"], where)
         _check_meter_support(config, classes["vswitch"], where)

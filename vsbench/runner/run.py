@@ -390,7 +390,7 @@ class Run:
         test.switching_operations = deployment.switching_operations  # the shape as built
         if hasattr(deployment, "describe"):
             test.topology = deployment.describe()
-        for note in deployment.notes():  # what stands in for what the report had (v2v: endpoints for VMs)
+        for note in deployment.notes():  # what stands in for what the report had (v2v: endpoints for VMs; a router's sockets)
             test.notes.append(note)
             self.display.note(note)
         cpus = placement.cpu_plan(deployment.vswitch, generator, vnfs)
@@ -420,11 +420,12 @@ class Run:
                 self.display.note(f"warning: {plan.label} {fs.notes[-1]}")
                 self.write_results()
                 continue
-            profile = deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes))
+            # several port pairs (p2p/phy_vnf_phy topology.port_pairs, lanes) go as port-to-port streams
+            profile = profiles.on_port_pairs(deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes)),
+                                             deployment.generator_port_count // 2)
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
-            fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile,
-                                                                      deployment.generator_port_count // 2)
+            fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
             first_trial = len(trials.records)
             trials.frame_size_bytes = profile.frame_size_bytes

@@ -95,7 +95,7 @@ def max_load_fps(job: FrameSizeJob) -> float:
 def ceiling_key(job: FrameSizeJob) -> tuple:
     p = job.profile
     return (job.generator.name, *job.testbed_key, p.frame_size_bytes, p.flows, p.bidirectional,
-            p.encapsulation, p.fields, p.reverse_fields)
+            p.encapsulation, p.fields, p.reverse_fields, p.streams)
 
 
 def generator_ceiling(job: FrameSizeJob, expected_fps: float) -> ceilings.Ceiling | None:

@@ -52,6 +52,16 @@ def threads_per_core(sys_cpu: Path) -> int | None:
     return cpu_list_count(siblings) or None if siblings is not None else None
 
 
+def cpu_packages(sys_cpu: Path = Path("/sys/devices/system/cpu")) -> dict[int, list[int]]:
+    """Online CPUs by physical package (socket) id; {} when the kernel does not say."""
+    packages: dict[int, list[int]] = {}
+    for path in sorted(sys_cpu.glob("cpu[0-9]*"), key=lambda p: int(p.name[3:])):
+        found = _read(path / "topology" / "physical_package_id")
+        if found is not None and found.lstrip("-").isdigit():
+            packages.setdefault(int(found), []).append(int(path.name[3:]))
+    return packages
+
+
 def numa_nodes(sys_node: Path) -> list[dict[str, Any]]:
     nodes = []
     if sys_node.is_dir():

@@ -181,10 +181,15 @@ class StreamSpec:
     run: int = 1
 
 
+#: Streams one sender takes (``MAX_STREAMS`` of ``csrc/vsbench_streams.h``).
+MAX_STREAMS = 128
+
+
 def render_config(streams: Sequence[StreamSpec], comment: str = "") -> str:
-    """The configuration file of :data:`SOURCE`'s sender (one ``stream`` block per port)."""
-    if not 1 <= len(streams) <= 2:
-        raise ValueError("the pacer sends one or two streams")
+    """The configuration file of :data:`SOURCE`'s sender (one ``stream`` block per stream;
+    several may leave one port)."""
+    if not 1 <= len(streams) <= MAX_STREAMS:
+        raise ValueError(f"the senders send 1 to {MAX_STREAMS} streams, not {len(streams)}")
     lines = [f"# {line}" for line in comment.splitlines()]
     for st in streams:
         lines += [f"stream {st.iface}", f"frame {st.frame.hex()}", f"ip {st.ip_offset}"]
@@ -265,6 +270,7 @@ class PacerSummary:
 
     sent: int
     asked: int
+    #: Frames sent out of each port (its streams summed).
     per_stream: dict[str, int]
     rate_fps: float
     first_s: float
@@ -317,7 +323,7 @@ def parse_summary(text: str) -> PacerSummary | None:
                 return None
             return PacerSummary(
                 sent=int(doc["sent"]), asked=int(doc["asked"]),
-                per_stream={s["iface"]: int(s["sent"]) for s in doc.get("streams", [])},
+                per_stream=_per_port(doc.get("streams", [])),
                 rate_fps=float(doc["rate_fps"]), first_s=doc["first_ns"] / 1e9, last_s=doc["last_ns"] / 1e9,
                 elapsed_s=float(doc["elapsed_s"]), max_frames_1ms=int(doc["max_frames_1ms"]),
                 windows_10ms=int(doc["aligned_windows_10ms"]),
@@ -328,6 +334,13 @@ def parse_summary(text: str) -> PacerSummary | None:
                 late_frames=int(doc["late_frames"]) if "late_frames" in doc else None,
             )
     return None
+
+
+def _per_port(streams: Iterable[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in streams:
+        out[s["iface"]] = out.get(s["iface"], 0) + int(s["sent"])
+    return out
 
 
 def streams_for(directions: Iterable[Any]) -> list[StreamSpec]:

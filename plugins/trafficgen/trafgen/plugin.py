@@ -34,6 +34,15 @@ Engines ``pacer`` and ``xdp`` replace steps 1 and 4 with one of vsbench's own se
 (:mod:`.pacer`), which paces itself, sends both directions and reports how evenly it did
 (the trial's ``pacing``); everything else is the same.
 
+A profile of port-to-port streams (``TrafficProfile.streams``: several port pairs, each
+pair's two directions; a router with 4 or 8 ports and a traffic profile) is sent as one
+direction per stream, up to 16 ports, by every engine; several streams
+may leave one port or arrive at one. A stream's frames sent are its port's counter shared
+over the port's streams (the senders send them in turn, so each gets its share to within a
+frame); its frames received are counted by their direction byte on its own receiving port
+(:mod:`.streamcount`), and a frame of it that arrived on any other port was delivered
+wrong (``rx_wrong_frames``), not received.
+
 The latency floor (:meth:`Trafgen.measure_latency_floor`) is the probe stream alone over a
 veth pair of the plugin's own in the generator namespace, no DUT (:mod:`.floor`).
 """
@@ -80,8 +89,12 @@ DEFAULT_DRAIN_S = 0.5
 DRAIN_FIRST_LOOK_S = 0.002
 DRAIN_LONGEST_LOOK_S = 0.05
 DEFAULT_PROBE_RATE_FPS = 1000.0
-#: Ports trafgen sends between: one pair (p2p, pvp), or two pairs in parallel lanes (pvpv).
-MAX_PORTS = 4
+#: Ports trafgen sends between: one pair (p2p, pvp), or the ports of a profile's streams
+#: (several pairs: p2p/phy_vnf_phy topology.port_pairs, lanes; a router's 4 or 8 ports,
+#: two routers side by side).
+MAX_PORTS = 16
+#: Streams of one profile (a direction byte numbers them; the senders take 128).
+MAX_STREAM_COUNT = 128
 #: What each engine's paced trials deliver of its unpaced calibration burst on a shared
 #: 2-core host (the ceiling share the search may ask for): trafgen through its tbf shaper
 #: 0.78..0.87 of the burst in the quick start through OvS-DPDK (7 frame sizes; 0.95 asked
@@ -92,8 +105,6 @@ CEILING_SHARE = {"trafgen": 0.75, "pacer": 0.95, "xdp": 0.8}
 #: Engines whose sender is one of vsbench's own (:mod:`.pacer`): both directions from one
 #: process on ``cpus[0]``, paced by it, reporting its pacing.
 OWN_SENDERS = {"pacer": pacer_engine.PACER, "xdp": pacer_engine.XDPGEN}
-#: Directions (streams) one of those sends: one port pair's (csrc/vsbench_streams.h).
-OWN_SENDER_MAX_DIRECTIONS = 2
 #: Largest frame the xdp sender takes (a live XDP frame lives in one page).
 XDP_MAX_FRAME_BYTES = 3000
 
@@ -192,6 +203,10 @@ class Trafgen(TrafficGenerator):
     #: with a packet per frame of the run (:func:`.config.render_packets`), the pacer and
     #: xdp senders with their ``run`` line (``csrc/vsbench_streams.h``).
     flow_patterns: ClassVar[tuple[str, ...]] = ("scatter", "burst")
+    #: A streams profile's receive counter (:mod:`.streamcount`) and its reading at the
+    #: start of the trial; None otherwise.
+    _streamcount: Any = None
+    _streams_before: dict[str, list[int]] | None = None
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
@@ -202,6 +217,8 @@ class Trafgen(TrafficGenerator):
         self._reader: LinkCounterReader | None = None
         self._foreign: ForeignFrameCounter | None = None
         self._wrong: ForeignFrameCounter | None = None
+        self._streamcount = None
+        self._streams_before = None
         self._senders: list[_Sender] = []
         self._streams: list[_Stream] = []
         self._pair_ready = False
@@ -258,6 +275,7 @@ class Trafgen(TrafficGenerator):
             latency_floor=True,
             ceiling_calibration=True,
             ceiling_share=CEILING_SHARE[self.cfg["engine"]],
+            port_streams=True,
         )
 
     def version(self) -> dict[str, str]:
@@ -309,6 +327,9 @@ class Trafgen(TrafficGenerator):
         self._started = False
 
     def _close_readers(self) -> None:
+        if self._streamcount is not None:
+            self._streamcount.close()
+            self._streamcount = None
         if self._foreign is not None:
             self._foreign.close()
             self._foreign = None
@@ -332,8 +353,11 @@ class Trafgen(TrafficGenerator):
     def configure(self, profile: TrafficProfile, ports: Sequence[GeneratorPort]) -> None:
         from vsbench_plugins.trafficgen.trafgen import flows, frames
 
-        if len(ports) < 2 or len(ports) % 2 or len(ports) > MAX_PORTS:
-            raise PluginError(f"trafgen sends between pairs of ports (2 or {MAX_PORTS}), got {len(ports)}")
+        if profile.streams is None and len(ports) != 2:
+            raise PluginError(f"trafgen sends a profile without streams between one pair of ports, got {len(ports)} "
+                              "(several pairs come as port-to-port streams, TrafficProfile.streams)")
+        if len(ports) > MAX_PORTS:
+            raise PluginError(f"trafgen sends between at most {MAX_PORTS} ports, got {len(ports)}")
         ports = list(ports)
         namespaces = {p.netns for p in ports}
         if len(namespaces) != 1 or None in namespaces:
@@ -343,13 +367,14 @@ class Trafgen(TrafficGenerator):
         if profile.flows > int(self.cfg["max_flows"]):
             raise PluginError(f"trafgen: {profile.flows} flows exceed max_flows {self.cfg['max_flows']}")
         try:
-            plan = flows.plan_flows(profile.fields, profile.flows)
-            specs = []
-            for a, b in zip(ports[0::2], ports[1::2]):  # each pair its own lane (pvpv: 0<->1, 2<->3)
-                specs.append((a, b, profile.fields, plan))
+            if profile.streams is not None:
+                specs = self._stream_specs(profile, ports)
+            else:
+                plan = flows.plan_flows(profile.fields, profile.flows)
+                a, b = ports
+                specs = [(a, b, profile.fields, plan)]
                 if profile.bidirectional:
-                    specs.append((b, a, profile.reverse_fields or flows.reverse_fields(profile.fields),
-                                  plan.swapped()))
+                    specs.append((b, a, profile.reverse_fields or flows.reverse_fields(profile.fields), plan.swapped()))
             directions = [
                 _Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
                            template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))
@@ -364,6 +389,11 @@ class Trafgen(TrafficGenerator):
         self._open_readers(netns, [p.iface for p in ports])
         if tunnels:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
+        if profile.streams is not None:
+            self._open_stream_counter(netns, directions)
+        elif self._streamcount is not None:
+            self._streamcount.close()
+            self._streamcount = None
         self._work_dir.mkdir(parents=True, exist_ok=True)
         Path(self.context.log_dir).mkdir(parents=True, exist_ok=True)
         self._remove_shapers()  # a previous profile may have shaped other interfaces
@@ -371,10 +401,6 @@ class Trafgen(TrafficGenerator):
         self._directions = directions
         engine = self.cfg["engine"]
         if engine in OWN_SENDERS:
-            if len(directions) > OWN_SENDER_MAX_DIRECTIONS:
-                raise PluginError(f"trafgen engine {engine} sends at most {OWN_SENDER_MAX_DIRECTIONS} directions "
-                                  f"(one port pair), {len(ports)} ports need {len(directions)}: use "
-                                  "trafficgen.trafgen.engine: trafgen")
             if engine == "xdp":
                 self._prepare_xdp(directions)
             self._streams = []
@@ -397,6 +423,37 @@ class Trafgen(TrafficGenerator):
                  "bidirectional" if profile.bidirectional else "unidirectional",
                  ", ".join(f"{st.iface} (CPUs {list(st.cpus) or [process.SENDTO_CPU]})" for st in streams))
 
+    @staticmethod
+    def _stream_specs(profile: TrafficProfile, ports: list[GeneratorPort]) -> list[tuple]:
+        """(tx port, rx port, fields, flow plan) of each of the profile's streams."""
+        from vsbench_plugins.trafficgen.trafgen import flows
+
+        streams = profile.streams or ()
+        if not 1 <= len(streams) <= MAX_STREAM_COUNT:
+            raise PluginError(f"trafgen sends 1 to {MAX_STREAM_COUNT} streams, the profile has {len(streams)}")
+        if profile.encapsulation is not None:
+            raise PluginError("trafgen: a profile of port-to-port streams cannot be encapsulated")
+        specs = []
+        for s in streams:
+            if not (0 <= s.tx_port < len(ports) and 0 <= s.rx_port < len(ports)) or s.tx_port == s.rx_port:
+                raise PluginError(f"trafgen: stream {s.tx_port} -> {s.rx_port} is not between two of the "
+                                  f"{len(ports)} ports given")
+            specs.append((ports[s.tx_port], ports[s.rx_port], s.fields, flows.plan_flows(s.fields, profile.flows)))
+        return specs
+
+    def _open_stream_counter(self, netns: str, directions: list[_Direction]) -> None:
+        """Count each stream's frames on every port that receives any (:mod:`.streamcount`)."""
+        from vsbench_plugins.trafficgen.trafgen.streamcount import StreamCounter, StreamCountError
+
+        if self._streamcount is not None:
+            self._streamcount.close()
+            self._streamcount = None
+        ifaces = list(dict.fromkeys(d.rx.iface for d in directions))
+        try:
+            self._streamcount = StreamCounter(netns, ifaces, len(directions))
+        except (StreamCountError, OSError) as exc:
+            raise PluginError(f"trafgen: cannot count the streams received on {ifaces[0]}: {exc}") from None
+
     def _prepare_xdp(self, directions: list[_Direction]) -> None:
         """What the xdp sender needs before its first trial: frames that fit a live XDP
         frame, and each sending port's veth peer in NAPI mode (GRO on; a veth takes XDP
@@ -406,7 +463,7 @@ class Trafgen(TrafficGenerator):
             raise PluginError(f"trafgen: engine xdp sends frames of at most {XDP_MAX_FRAME_BYTES} B "
                               f"(a live XDP frame is one page), this profile's are {largest} B: "
                               f"use engine trafgen or pacer for them")
-        for d in directions:
+        for d in {d.tx.iface: d for d in directions}.values():  # each sending port once
             try:
                 peer = veth_peer(d.tx.netns, d.tx.iface)
                 if peer is None or (peer.netns, peer.iface) in self._gro_restore:
@@ -674,6 +731,7 @@ class Trafgen(TrafficGenerator):
         if self._wrong is not None:
             self._wrong.read()
         before = self._read_counters()
+        self._streams_before = self._streamcount.read() if self._streamcount is not None else None
 
         probe_outcome = None
         cut_reasons: list[str] = []
@@ -747,10 +805,15 @@ class Trafgen(TrafficGenerator):
         of the children reaped during the trial (the senders and the probe helper)."""
         after = self._read_counters()
         foreign = self._foreign.read()
-        result_dirs = self._direction_counters(before, after, foreign, probe_outcome, stats)
-        if probe_outcome is not None:
-            stats["probes"] = probe_outcome.stats
-        result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
+        if self._streamcount is not None:
+            result_dirs, rx_wrong = self._stream_counters(before, after, foreign, probe_outcome, stats)
+            if probe_outcome is not None:
+                stats["probes"] = probe_outcome.stats
+        else:
+            result_dirs = self._direction_counters(before, after, foreign, probe_outcome, stats)
+            if probe_outcome is not None:
+                stats["probes"] = probe_outcome.stats
+            result_dirs, rx_wrong = self._subtract_wrong(result_dirs, stats)
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         stats["generator_cpu_s"] = round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 4)
         return result_dirs, rx_wrong
@@ -856,6 +919,7 @@ class Trafgen(TrafficGenerator):
         if self._wrong is not None:
             self._wrong.read()
         before = self._read_counters()
+        self._streams_before = self._streamcount.read() if self._streamcount is not None else None
         probe_outcome = None
         summary = None
         cut_reason = None
@@ -931,8 +995,14 @@ class Trafgen(TrafficGenerator):
 
     def _all_arrived(self, before: dict[str, LinkCounters]) -> bool:
         """True when every direction's receiving port counted as many frames as its
-        sending port sent (or its peer dropped) since ``before``."""
+        sending port sent (or its peer dropped) since ``before`` (a streams profile: the
+        receiving ports together, as many as the sending ports sent)."""
         now = self._read_counters()
+        if self._streamcount is not None:
+            sent = sum((now[i] - before[i]).tx_packets + (now[i] - before[i]).tx_dropped
+                       for i in dict.fromkeys(d.tx.iface for d in self._directions))
+            received = sum((now[i] - before[i]).rx_packets for i in dict.fromkeys(d.rx.iface for d in self._directions))
+            return received == sent
         for d in self._directions:
             sent = now[d.tx.iface] - before[d.tx.iface]
             received = now[d.rx.iface] - before[d.rx.iface]
@@ -963,6 +1033,44 @@ class Trafgen(TrafficGenerator):
                 "foreign_rx_frames": foreign.get(d.rx.iface, 0),
             })
         return result_dirs
+
+    def _stream_counters(self, before, after, foreign, probe_outcome, stats) -> tuple[list[DirectionCounters], int]:
+        """A streams profile's counters: each stream's share of its port's frames sent, its
+        frames counted on its own receiving port, and the frames of any stream that arrived
+        on another port (delivered wrong, returned second)."""
+        from vsbench_plugins.trafficgen.trafgen import streamcount
+
+        assert self._streamcount is not None and self._streams_before is not None
+        counts = streamcount.delta(self._streams_before, self._streamcount.read())
+        sent: dict[int, int] = {}
+        for iface in dict.fromkeys(d.tx.iface for d in self._directions):
+            mine = [d for d in self._directions if d.tx.iface == iface]
+            delta = after[iface] - before[iface]
+            total = delta.tx_packets + delta.tx_dropped
+            if probe_outcome is not None and probe_outcome.tx_iface == iface:
+                total -= probe_outcome.sent + probe_outcome.send_failed
+            share, extra = divmod(max(0, total), len(mine))  # the senders send the streams in turn
+            for k, d in enumerate(mine):
+                sent[d.index] = share + (1 if k < extra else 0)
+        wrong = 0
+        ports = []
+        for iface, per_stream in counts.items():
+            delta = after[iface] - before[iface]
+            elsewhere = sum(n for j, n in enumerate(per_stream) if self._directions[j].rx.iface != iface)
+            wrong += elsewhere
+            probes = probe_outcome.rx_frames if probe_outcome is not None and probe_outcome.rx_iface == iface else 0
+            ports.append({"rx_iface": iface, "rx_packets": delta.rx_packets, "rx_dropped": delta.rx_dropped,
+                          "foreign_rx_frames": foreign.get(iface, 0), "probe_rx_frames": probes,
+                          "stream_frames": sum(per_stream), "rx_wrong_frames": elsewhere,
+                          "rx_uncounted_frames": delta.rx_packets - foreign.get(iface, 0) - probes - sum(per_stream)})
+        result_dirs = []
+        for d in self._directions:
+            received = counts.get(d.rx.iface, [0] * len(self._directions))[d.index]
+            result_dirs.append(DirectionCounters(tx_port=d.tx.index, rx_port=d.rx.index,
+                                                 tx_frames=sent[d.index], rx_frames=received))
+            stats["directions"].append({"tx_iface": d.tx.iface, "rx_iface": d.rx.iface, "stream": d.index})
+        stats["stream_ports"] = ports
+        return result_dirs, wrong
 
     # -- trial steps ---------------------------------------------------------------------
 

@@ -5,7 +5,8 @@
  * The Python side (plugins/trafficgen/trafgen/pacer.py) writes the one and parses the
  * other, whichever sender ran.
  *
- * The configuration file has one "stream" block per port:
+ * The configuration file has one "stream" block per stream (several may leave one port,
+ * each to its own destination: a router's traffic profiles):
  *     stream <ifname>
  *     frame <hex bytes of the frame without FCS>
  *     ip <offset of the IPv4 header>
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STREAMS 2
+#define MAX_STREAMS 128
 #define MAX_FIELDS 8
 #define MAX_FRAME 9216
 #define BIN_NS 100000ULL       /* senders count frames in 100 us bins */
@@ -82,7 +83,7 @@ static unsigned read_streams(const char *prog, const char *path, struct stream_s
 		while (*p == ' ' || *p == '\t') p++;
 		if (*p == '#' || *p == '\n' || *p == 0) continue;
 		if (!strncmp(p, "stream ", 7)) {
-			if (n == MAX_STREAMS) streams_fail(prog, "at most two streams");
+			if (n == MAX_STREAMS) streams_fail(prog, "too many streams (at most 128)");
 			s = &out[n++];
 			memset(s, 0, sizeof(*s));
 			if (sscanf(p + 7, "%15s", s->ifname) != 1) streams_fail(prog, "stream: no interface");

@@ -1,6 +1,7 @@
 /*
  * vsbench-xdpgen: the embedded generator's in-kernel paced sender (vsbench trafficgen
- * "trafgen", engine "xdp"). One process, one CPU, up to two streams (one per port).
+ * "trafgen", engine "xdp"). One process, one CPU, up to MAX_STREAMS streams (frame k goes
+ * to stream k mod n; several streams may leave one port).
  *
  * Why it exists: every sender that hands frames to the kernel from user space (trafgen,
  * vsbench-pacer) pays a system call, a socket buffer and a copy per batch of frames, and
@@ -128,13 +129,13 @@ static int map_lookup(int fd, const void *key, void *value)
 
 /* -- a tiny assembler ------------------------------------------------------------------ */
 
-#define MAX_INSNS 8192
+#define MAX_INSNS 32767 /* jump offsets are 16 bits */
 static struct bpf_insn prog[MAX_INSNS];
 static unsigned ninsns;
 
 /* Jumps to labels are patched once the label's position is known. */
-#define MAX_LABELS 64
-#define MAX_FIXUPS 256
+#define MAX_LABELS 1024
+#define MAX_FIXUPS 2048
 static int label_at[MAX_LABELS];
 static struct { unsigned insn; int label; } fixups[MAX_FIXUPS];
 static unsigned nfixups, nlabels;
@@ -240,7 +241,7 @@ static void emit_stream(const struct stream_spec *streams, unsigned nstreams, co
 		const struct field *fl = &s->fields[f];
 		if (fl->period > 1) {
 			mov_reg(1, R_K);
-			if (nstreams == 2) alu_imm(BPF_RSH, 1, 1); /* frame index within the stream */
+			if (nstreams > 1) alu_imm(BPF_DIV, 1, (int32_t)nstreams); /* frame index within the stream */
 			if (s->run > 1) alu_imm(BPF_DIV, 1, (int32_t)s->run); /* burst: run frames per flow */
 			if (fl->period <= 0x7fffffffULL) {
 				alu_imm(BPF_MOD, 1, (int32_t)fl->period);
@@ -297,6 +298,24 @@ static void emit_stream(const struct stream_spec *streams, unsigned nstreams, co
 		place(nonzero);
 		stx(BPF_H, R_PKT, 1, (int16_t)(udp + 6));
 	}
+}
+
+/* Streams lo .. hi-1 by the stream index in r1 (k mod nstreams): a binary tree of
+ * comparisons, each leaf writing its stream's frame and its index at fp-8, then to commit. */
+static void emit_dispatch(const struct stream_spec *streams, unsigned nstreams, unsigned lo, unsigned hi, int commit)
+{
+	if (hi - lo == 1) {
+		emit_stream(streams, nstreams, &streams[lo]);
+		st_imm(BPF_W, 10, -8, (int32_t)lo);
+		jmp(commit);
+		return;
+	}
+	unsigned mid = lo + (hi - lo) / 2;
+	int upper = new_label();
+	jmp_imm(BPF_JGE, 1, (int32_t)mid, upper);
+	emit_dispatch(streams, nstreams, lo, mid, commit);
+	place(upper);
+	emit_dispatch(streams, nstreams, mid, hi, commit);
 }
 
 /* The sender program. Maps: params (array, one P_SIZE value), bins (array of u32 per
@@ -369,17 +388,10 @@ static void build_program(const struct stream_spec *streams, unsigned nstreams, 
 	mov_reg(4, 2);
 	alu_imm(BPF_ADD, 4, (int32_t)len);
 	jmp_reg(BPF_JGT, 4, 3, drop);
-	if (nstreams == 2) {
-		int second = new_label();
+	if (nstreams > 1) {
 		mov_reg(1, R_K);
-		alu_imm(BPF_AND, 1, 1);
-		jmp_imm(BPF_JNE, 1, 0, second);
-		emit_stream(streams, nstreams, &streams[0]);
-		st_imm(BPF_W, 10, -8, 0);
-		jmp(commit);
-		place(second);
-		emit_stream(streams, nstreams, &streams[1]);
-		st_imm(BPF_W, 10, -8, 1);
+		alu_imm(BPF_MOD, 1, (int32_t)nstreams);
+		emit_dispatch(streams, nstreams, 0, nstreams, commit);
 	} else {
 		emit_stream(streams, nstreams, &streams[0]);
 		st_imm(BPF_W, 10, -8, 0);
