@@ -171,3 +171,22 @@ def test_only_runs_what_the_named_ids_need():
     assert statuses["bridge_two_hosts"] == ("skipped", "not asked for (--only 999/T1)")
     with pytest.raises(catalog.SuiteError, match="no id '999/T9'"):
         planning.build(suite, "quick", base, testcases.default_testcase_dir(), TWO_CORES, only_ids=["999/T9"])
+
+
+SEED_TABLES = Path("/work/shared/reference/seed-tables.md")
+
+
+@pytest.mark.skipif(not SEED_TABLES.is_file(), reason="the seed reports' id list is not on this machine")
+def test_the_builtin_suites_have_every_id_of_their_reports_and_nothing_else():
+    listed: dict[str, list[str]] = {}
+    for line in SEED_TABLES.read_text().splitlines():
+        if line.startswith("| 0"):
+            id_ = line.split("|")[1].strip()
+            listed.setdefault(id_.split("/")[0], []).append(id_)
+    suites = [s for s in catalog.load_all()[0] if s.origin == "built-in"]
+    covered = {}
+    for suite in suites:
+        report = suite.ids[0].split("/")[0]
+        assert sorted(suite.ids) == sorted(listed[report]), suite.name
+        covered[report] = suite.name
+    assert sorted(covered) == sorted(listed), "a report without a suite"
