@@ -200,37 +200,33 @@ def _load_trials(files: RunFiles) -> None:
         files.problems.append(f"{TRIALS_FILE}: {bad} records in all were not trial records")
 
 
-def _load_sysinfo(files: RunFiles) -> None:
-    path = files.run_dir / SYSINFO_FILE
-    if not path.is_file():
-        files.problems.append(f"{SYSINFO_FILE} missing: no bill of materials of the system under test")
-        return
+def _read_document(files: RunFiles, name: str, required_key: str | None = None) -> dict[str, Any] | None:
+    """JSON file ``name`` of the run as a dict checked against its schema, or None with the
+    problem recorded (unreadable, not a vsbench document: not an object, or without
+    ``required_key``)."""
+    path = files.run_dir / name
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        files.problems.append(f"{SYSINFO_FILE}: cannot read: {_first_line(exc)}")
+        files.problems.append(f"{name}: cannot read: {_first_line(exc)}")
+        return None
+    if not isinstance(doc, dict) or (required_key is not None and not isinstance(doc.get(required_key), list)):
+        files.problems.append(f"{name}: not a vsbench {name.split('.')[0]} document")
+        return None
+    _check_schema(doc, name, files.problems)
+    return doc
+
+
+def _load_sysinfo(files: RunFiles) -> None:
+    if not (files.run_dir / SYSINFO_FILE).is_file():
+        files.problems.append(f"{SYSINFO_FILE} missing: no bill of materials of the system under test")
         return
-    if not isinstance(doc, dict):
-        files.problems.append(f"{SYSINFO_FILE}: not a vsbench sysinfo document")
-        return
-    _check_schema(doc, SYSINFO_FILE, files.problems)
-    files.sysinfo = doc
+    files.sysinfo = _read_document(files, SYSINFO_FILE)
 
 
 def _load_suite(files: RunFiles) -> None:
-    path = files.run_dir / SUITE_FILE
-    if not path.is_file():
-        return  # not a suite's run
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        files.problems.append(f"{SUITE_FILE}: cannot read: {_first_line(exc)}")
-        return
-    if not isinstance(doc, dict) or not isinstance(doc.get("ids"), list):
-        files.problems.append(f"{SUITE_FILE}: not a vsbench suite document")
-        return
-    _check_schema(doc, SUITE_FILE, files.problems)
-    files.suite = doc
+    if (files.run_dir / SUITE_FILE).is_file():  # else not a suite's run
+        files.suite = _read_document(files, SUITE_FILE, required_key="ids")
 
 
 # -- trial verdicts -------------------------------------------------------------------------
