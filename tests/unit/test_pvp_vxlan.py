@@ -33,7 +33,7 @@ class TestbedGenerator:
     settings: dict = {}
 
     def capabilities(self):
-        return GeneratorCapabilities(ports=4, needs_testbed=True)
+        return GeneratorCapabilities(ports=4, needs_testbed=True, port_streams=True)
 
 
 class VtepSwitch(FakeSwitch):
@@ -369,3 +369,22 @@ def test_the_flow_limit_turning_flows_away_is_a_figure_of_the_trial(tmp_path):
     assert switch_figures.flow_limit_text({"datapath": delta}) == "flow limit 13,000 flows: 339,682 upcalls not installed (slow path)"
     assert switch_figures.flow_limit_text({"datapath": {**delta, "flow_limit_hits": 0}}) is None
     assert "flow limit 13,000" in switch_figures.datapath_text({"datapath": delta})
+
+
+def test_trafgen_sends_an_encapsulated_profile_on_several_port_pairs_one_stream_per_port():
+    """pvp_vxlan with lanes: the pairs' directions as streams, each port sending and
+    receiving one of them through its own tunnel link (so the verifier of each receiving port
+    counts its stream); streams sharing a port cannot be told apart inside VXLAN."""
+    from vsbench.interfaces.traffic import GeneratorPort, PortStream
+    from vsbench.interfaces.plugin import PluginError
+    from vsbench.measurement.profiles import on_port_pairs
+    from vsbench_plugins.trafficgen.trafgen import Trafgen
+
+    ports = [GeneratorPort(index=i, iface=f"t{i}", netns="ns") for i in range(4)]
+    profile = on_port_pairs(TrafficProfile(64, encapsulation="vxlan"), 2)
+    specs = Trafgen._stream_specs(profile, ports)
+    assert [(a.index, b.index) for a, b, _, _ in specs] == [(0, 1), (1, 0), (2, 3), (3, 2)]
+    shared = dataclasses.replace(profile, streams=(PortStream(tx_port=0, rx_port=1, fields=profile.fields),
+                                                   PortStream(tx_port=0, rx_port=3, fields=profile.fields)))
+    with pytest.raises(PluginError, match="a port of their own"):
+        Trafgen._stream_specs(shared, ports)

@@ -116,11 +116,10 @@ def on_port_pairs(profile: TrafficProfile, port_pairs: int) -> TrafficProfile:
     each pair with the same fields. So a frame of one pair that comes out of another pair's
     port is counted delivered wrong, not received, and ``directions`` / ``sending_ports``
     are every pair's. One pair, or a profile that has streams already (a router's traffic
-    profile), is returned unchanged."""
+    profile), is returned unchanged. An encapsulated profile keeps its tunnel links: each
+    port sends and receives one stream, so the generator can tell them apart by port."""
     if port_pairs <= 1 or profile.streams is not None:
         return profile
-    if profile.encapsulation is not None:
-        raise ProfileError(f"a {profile.encapsulation} profile is sent on one port pair, not {port_pairs}")
     backward = profile.reverse_fields or reverse_fields(profile.fields)
     streams: list[PortStream] = []
     for pair in range(port_pairs):

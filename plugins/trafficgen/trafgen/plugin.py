@@ -389,9 +389,9 @@ class Trafgen(TrafficGenerator):
         self._open_readers(netns, [p.iface for p in ports])
         if tunnels:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
-        if profile.streams is not None:
+        if profile.streams is not None and not tunnels:
             self._open_stream_counter(netns, directions)
-        elif self._streamcount is not None:
+        elif self._streamcount is not None:  # plain pair, or streams each on ports of their own (tunnels)
             self._streamcount.close()
             self._streamcount = None
         self._work_dir.mkdir(parents=True, exist_ok=True)
@@ -431,8 +431,10 @@ class Trafgen(TrafficGenerator):
         streams = profile.streams or ()
         if not 1 <= len(streams) <= MAX_STREAM_COUNT:
             raise PluginError(f"trafgen sends 1 to {MAX_STREAM_COUNT} streams, the profile has {len(streams)}")
-        if profile.encapsulation is not None:
-            raise PluginError("trafgen: a profile of port-to-port streams cannot be encapsulated")
+        if profile.encapsulation is not None and (len({s.tx_port for s in streams}) != len(streams)
+                                                  or len({s.rx_port for s in streams}) != len(streams)):
+            raise PluginError("trafgen: an encapsulated profile's streams must each send from and arrive at a "
+                              "port of their own (each port's VXLAN link verifies one stream)")
         specs = []
         for s in streams:
             if not (0 <= s.tx_port < len(ports) and 0 <= s.rx_port < len(ports)) or s.tx_port == s.rx_port:
