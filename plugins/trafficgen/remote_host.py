@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from vsbench.interfaces import commands
+from vsbench.interfaces.plugin import Prerequisite, tcp_unreachable
 
 DEFAULT_SSH_COMMAND = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10")
 DEFAULT_SCP_COMMAND = ("scp", "-q", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10")
@@ -64,6 +68,49 @@ class RemoteHost:
     @property
     def address(self) -> str:
         return f"{self.destination}:{self.port}"
+
+    def effective_endpoint(self) -> tuple[str, int] | None:
+        """``(hostname, port)`` ssh itself would connect to, as ``ssh -G`` evaluates the
+        command and the user's ssh configuration (a ``Host`` alias, its ``HostName`` and
+        ``Port``); None when ssh goes through a jump host or a proxy command (nothing here
+        can connect directly), when the command is not ssh itself (a wrapper, a test
+        double) or when ``ssh -G`` cannot tell. ``-G`` connects nowhere."""
+        if Path(self.ssh_command[0]).name != "ssh":
+            return None
+        argv = [*self.ssh_command, *self.extra_ssh_options, "-G", "-p", str(self.port)]
+        if self.identity_file:
+            argv += ["-i", self.identity_file]
+        try:
+            done = commands.run([*argv, "--", self.destination], check=False, timeout_s=5)
+        except commands.CommandError:
+            return None
+        if done.returncode != 0:
+            return None
+        options: dict[str, str] = {}
+        for line in done.stdout.splitlines():
+            key, _, value = line.partition(" ")
+            options.setdefault(key.lower(), value.strip())
+        if options.get("proxyjump", "none") != "none" or options.get("proxycommand", "none") != "none":
+            return None
+        try:
+            return options.get("hostname") or self.host, int(options.get("port") or self.port)
+        except ValueError:
+            return None
+
+    def unreachable(self, setting: str) -> list[Prerequisite]:
+        """One :class:`Prerequisite` when nothing accepts a TCP connection at the ssh server
+        of the host (``setting`` names the settings block, ``trafficgen.prox.ssh``); none
+        when it answers or cannot be probed directly (:meth:`effective_endpoint`). Only the
+        port is probed, not a login: that would need the user's keys and take seconds."""
+        endpoint = self.effective_endpoint()
+        if endpoint is None:
+            return []
+        host, port = endpoint
+        reason = tcp_unreachable(host, port)
+        if reason is None:
+            return []
+        return [Prerequisite(f"ssh server of generator host {self.host} ({host}:{port}): {reason}",
+                             f"start sshd there, or correct {setting}.host and port")]
 
     def ssh_argv(self, argv: Sequence[str], *, tty: bool = False) -> list[str]:
         """``argv`` run on the host. ``tty=True`` (``-tt``) ties the remote process to the

@@ -63,15 +63,18 @@ def test_moongen_search_finds_the_modelled_capacity(moongen_model, tmp_path):
     assert not ResourceSnapshot.take().new_open_fds(before, [tmp_path])
 
 
-def test_unreachable_prox_is_one_line_and_a_failed_run(tmp_path):
+def test_unreachable_prox_is_one_line_and_refused_before_anything_is_created(tmp_path):
+    """PROX already running (launch: none) is probed by the run's preflight (issue 26):
+    exit 2 naming the address, no run directory."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     done = vsbench(tmp_path, "prox", {"host": "127.0.0.1", "port": port, "connect_timeout_s": 1})
-    assert done.returncode != 0
+    assert done.returncode == 2
     said = " ".join((done.stdout + done.stderr).split())  # the terminal wraps long lines
     assert "Traceback" not in said
-    assert f"prox: cannot connect to PROX at 127.0.0.1:{port}: Connection refused" in said, said
+    assert f"PROX control port 127.0.0.1:{port}: connection refused" in said, said
+    assert not list(tmp_path.glob("results/*"))
 
 
 def test_moongen_binary_missing_is_a_usage_error_before_anything_starts(tmp_path):

@@ -99,10 +99,12 @@ def test_unreachable_api_server_is_one_line(tmp_path, monkeypatch):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     done = vsbench(tmp_path, settings(None, api_port=port))
-    assert done.returncode != 0
+    assert done.returncode == 2  # refused by the run's preflight probe (issue 26), nothing created
     said = " ".join((done.stdout + done.stderr).split())  # the terminal wraps long lines
     assert "Traceback" not in said
-    assert f"ixnet: cannot reach IxNetwork API server 127.0.0.1:{port}: connection refused" in said, said
+    assert f"IxNetwork API server 127.0.0.1:{port}: connection refused" in said, said
+    assert "trafficgen.ixnet.api_host" in said
+    assert not (tmp_path / "results").exists()
 
 
 def test_wrong_password_is_one_line_and_leaves_no_session(fake_ixnet, tmp_path, monkeypatch):

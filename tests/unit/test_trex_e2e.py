@@ -64,7 +64,9 @@ def test_phy2phy_tput_finds_the_modelled_capacity(fake, tmp_path):
     assert "v3.08" in json.dumps(sysinfo)  # the TRex version reached sysinfo.json
 
 
-def test_unreachable_trex_is_one_line_and_non_zero(tmp_path):
+def test_unreachable_trex_is_one_line_exit_2_and_nothing_is_created(tmp_path):
+    """The run's preflight probes the server (issue 26): the run refuses to start instead
+    of creating its directory and failing at the first trial."""
     from tests.fakes.trex.launcher import unused_tcp_port
 
     port = unused_tcp_port()
@@ -73,10 +75,11 @@ def test_unreachable_trex_is_one_line_and_non_zero(tmp_path):
     proc = vsbench("--test", "phy2phy_tput", "--trafficgen", "trex", "--vswitch", "external",
                    "--conf-file", str(conf), "--results-dir", str(tmp_path / "results"),
                    "--test-params", "frame_sizes=[64];trial_duration=0.2", timeout_s=120)
-    assert proc.returncode != 0
+    assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout
     assert f"trex generator at tcp://127.0.0.1:{port}" in proc.stderr + proc.stdout
     assert "connection refused" in proc.stderr + proc.stdout
+    assert not (tmp_path / "results").exists()
 
 
 def test_a_typo_in_the_trex_section_is_a_config_error(tmp_path):

@@ -131,7 +131,8 @@ def build_doctor_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vsbench doctor",
                      description="Check this host can run vsbench: kernel features, CPUs, Debian "
                                  "packages, DPDK drivers (probed), hugepages, and each selected "
-                                 "plugin's prerequisites. Exit 2 when something is missing.")
+                                 "plugin's prerequisites, and that a remote generator's server answers at "
+                                 "its configured address (TCP). Exit 2 when something is missing.")
     for kind in PLUGIN_FLAGS:
         parser.add_argument(f"--{kind}", metavar="NAME", help=f"check this {kind} plugin "
                             "instead of the configured one")

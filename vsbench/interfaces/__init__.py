@@ -29,6 +29,7 @@ from vsbench.interfaces.plugin import (
     Prerequisite,
     RunParameters,
     api_incompatibility,
+    tcp_unreachable,
 )
 from vsbench.interfaces.rules import Direction, RuleSetError, RuleSetSpec, default_directions, write_rule_file
 from vsbench.interfaces.settings import schema_defaults, validate_settings, with_defaults
@@ -67,6 +68,6 @@ __all__ = [
     "PortKind", "PortSpec", "PortStream", "Prerequisite", "ProbeRecords", "ResourceStack", "RuleSetError",
     "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TcpResult", "TcpSpec", "TrafficGenerator",
     "TrafficProfile", "TrialResult", "TunnelFields", "VXLAN_OVERHEAD_BYTES", "VXLAN_UDP_PORT", "Vnf", "VSwitch", "api_incompatibility",
-    "default_directions", "l1_bps", "l2_bps", "line_rate_fps", "schema_defaults",
+    "default_directions", "l1_bps", "l2_bps", "line_rate_fps", "schema_defaults", "tcp_unreachable",
     "validate_settings", "with_defaults", "write_rule_file",
 ]

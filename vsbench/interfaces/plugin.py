@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import re
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
@@ -72,6 +73,31 @@ class Prerequisite:
 
     def __str__(self) -> str:
         return f"{self.what} ({self.remedy})"
+
+
+#: How long a reachability probe waits for a TCP connection: a server that is up answers a
+#: connect in milliseconds, and the probe runs before every run and in ``vsbench doctor``.
+REACHABILITY_TIMEOUT_S = 3.0
+
+
+def tcp_unreachable(host: str, port: int, timeout_s: float = REACHABILITY_TIMEOUT_S) -> str | None:
+    """Why nothing accepts a TCP connection at ``host:port`` ("connection refused", "no
+    answer within 3 s", "cannot resolve the host name"), or None when something does.
+
+    For :meth:`Plugin.check_reachable`: opening and closing one connection is enough to
+    tell a server that is down (or an address that is wrong) from one that answers, and
+    costs the server nothing; the protocol itself is spoken only once the run starts."""
+    try:
+        with socket.create_connection((host, int(port)), timeout=min(timeout_s, REACHABILITY_TIMEOUT_S)):
+            return None
+    except ConnectionRefusedError:
+        return "connection refused"
+    except socket.gaierror as exc:
+        return f"cannot resolve the host name ({exc.strerror})"
+    except (socket.timeout, TimeoutError):
+        return f"no answer within {min(timeout_s, REACHABILITY_TIMEOUT_S):g} s"
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -160,6 +186,22 @@ class Plugin(abc.ABC):
 
         The runner calls this for every selected plugin before it creates any resource, so a
         missing binary or kernel module is one line and nothing is left behind.
+        """
+        return []
+
+    @classmethod
+    def check_reachable(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        """Return what does not answer at the address the settings name: the remote server
+        or host this plugin drives (a TRex server, an IxNetwork API server, a generator
+        host reached over ssh). Optional: the default reaches nothing, and a core
+        that predates the hook never calls it (so adding it breaks no 1.0 plugin).
+
+        Called by the run's preflight and by ``vsbench doctor`` after
+        :meth:`check_prerequisites` found nothing missing, before anything is created: a
+        server that is down is then one line naming its address and exit 2, not a run
+        directory whose first trial fails. A TCP connect with a short timeout per port is
+        enough (:func:`tcp_unreachable`); keep it well under a few seconds, and name the
+        address and the fix in each :class:`Prerequisite`.
         """
         return []
 

@@ -2,7 +2,10 @@
 
 Runs the same checks a run's preflight runs -- every selected plugin's
 :meth:`~vsbench.interfaces.plugin.Plugin.check_prerequisites` (OvS-DPDK's includes a real
-DPDK driver probe, trafgen's a real netns + veth probe) -- plus the host-wide ones a run
+DPDK driver probe, trafgen's a real netns + veth probe) and, for a plugin that drives a
+remote server or host, its :meth:`~vsbench.interfaces.plugin.Plugin.check_reachable` (a
+TCP connect to each configured address and port: a TRex server that is not listening is a
+MISSING line naming the address, not "ok") -- plus the host-wide ones a run
 does not stop for: CPU count and the Debian packages of ``tools/packages/*.txt`` (in a
 checkout). One line per check; exit 2 when anything blocking is missing.
 """
@@ -72,6 +75,28 @@ def _plugin_findings(kind: str, name: str, config: Mapping[str, Any]) -> list[ho
     return [host_check.Finding(m.what, m.remedy) for m in missing]
 
 
+def _probes_reachability(kind: str, name: str) -> bool:
+    """Whether the plugin overrides ``check_reachable`` (a line of its own in the report)."""
+    from vsbench.interfaces.plugin import Plugin
+
+    try:
+        cls = plugins.load(kind, name)
+    except plugins.UnknownPluginError:
+        return False
+    return getattr(cls, "check_reachable", None) is not None and \
+        getattr(cls.check_reachable, "__func__", None) is not Plugin.check_reachable.__func__
+
+
+def _reachability_findings(kind: str, name: str, config: Mapping[str, Any]) -> list[host_check.Finding]:
+    cls = plugins.load(kind, name)
+    settings = (config.get(kind) or {}).get(name) or {}
+    try:
+        unreachable = cls.check_reachable(settings)
+    except Exception as exc:  # noqa: BLE001 - one plugin's broken probe is one line
+        return [host_check.Finding(f"reachability probe failed: {exc}", "report this plugin's bug")]
+    return [host_check.Finding(m.what, m.remedy) for m in unreachable]
+
+
 def run_checks(config: Mapping[str, Any], flags: Mapping[str, str | None], every: bool = False,
                package_lists: Sequence[Path] = ()) -> list[CheckLine]:
     """Every check, in the order they are printed."""
@@ -85,7 +110,12 @@ def run_checks(config: Mapping[str, Any], flags: Mapping[str, str | None], every
         checks.append(_timed(f"Debian packages ({', '.join(p.name for p in lists)})",
                              lambda: host_check.check_packages(lists)))
     for kind, name in selected_plugins(config, flags, every):
-        checks.append(_timed(f"{kind} {name}", lambda k=kind, n=name: _plugin_findings(k, n, config)))
+        line = _timed(f"{kind} {name}", lambda k=kind, n=name: _plugin_findings(k, n, config))
+        checks.append(line)
+        if not line.blocking and _probes_reachability(kind, name):
+            # only once its prerequisites are there: an unset address is already a MISSING line
+            checks.append(_timed(f"{kind} {name}: reachable",
+                                 lambda k=kind, n=name: _reachability_findings(k, n, config)))
     return checks
 
 

@@ -1,7 +1,9 @@
 """Everything checked before a run creates anything.
 
 Every selected plugin (switch, generator, VNF, collectors) is loaded through its entry
-point and asked :meth:`Plugin.check_prerequisites`; the deployment and traffic type are
+point and asked :meth:`Plugin.check_prerequisites`, then :meth:`Plugin.check_reachable`
+(the remote server or host it drives answers at its configured address: a TRex server
+that is down is refused here, not found out by the first trial); the deployment and traffic type are
 looked up and the traffic section is turned into profiles once. Any problem is a
 :class:`PreflightError` with one line for the user, and the runner exits 2 with nothing
 created -- no namespace, no process, no run directory.
@@ -67,7 +69,31 @@ def _prerequisites(kind: str, cls: type[Plugin], settings: Mapping[str, Any],
         )
 
 
-def check_plan(plan: TestPlan) -> CheckedPlan:
+def _reachable(kind: str, cls: type[Plugin], settings: Mapping[str, Any],
+               policy: guard.DeadlinePolicy, probed: dict | None = None) -> None:
+    """The plugin's own reachability probe (``check_reachable``); ``probed`` remembers the
+    answers already had for the same class and settings (the plans of one run share their
+    generator: one probe, not one per plan)."""
+    key = (cls, repr(sorted(settings.items(), key=lambda item: str(item[0]))))
+    if probed is not None and key in probed:
+        unreachable = probed[key]
+    else:
+        try:
+            unreachable = guard.call_class(cls, kind, "check_reachable", policy, settings)
+        except (guard.PluginFault, DeadlineExceeded) as exc:
+            raise PreflightError(str(exc)) from None
+        if probed is not None:
+            probed[key] = unreachable
+    if unreachable:
+        raise PreflightError(
+            f"{kind} {cls.name} is not reachable: " + "; ".join(str(m) for m in unreachable)
+        )
+
+
+def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
+    """Everything about ``plan`` that can be checked before anything is created; raises
+    :class:`PreflightError`. ``probed`` is shared between the plans of one run so that a
+    remote generator is probed once (see :func:`_reachable`)."""
     config = plan.config
     where = f"{plan.label}: "
     classes: dict[str, type[Plugin]] = {}
@@ -89,11 +115,13 @@ def check_plan(plan: TestPlan) -> CheckedPlan:
             raise PreflightError(f"{where}no {kind} selected ({kind}.name)")
         cls = _load(kind, name)
         _prerequisites(kind, cls, _section(config, kind, name), policy)
+        _reachable(kind, cls, _section(config, kind, name), policy, probed)
         classes[kind] = cls
     collectors = []
     for name in config.get("collectors") or []:
         cls = _load("collector", name)
         _prerequisites("collector", cls, _section(config, "collector", name), policy)
+        _reachable("collector", cls, _section(config, "collector", name), policy, probed)
         collectors.append(cls)
     vnf_name = (config.get("vnf") or {}).get("name")
     if deployment.requires_vnf and vnf_name in (None, "", "none"):
@@ -241,4 +269,5 @@ def _switches_declaring(capability: str) -> list[str]:
 
 def check_plans(plans: Sequence[TestPlan]) -> list[CheckedPlan]:
     """Check every plan; the first problem found is raised."""
-    return [check_plan(plan) for plan in plans]
+    probed: dict = {}
+    return [check_plan(plan, probed) for plan in plans]

@@ -26,7 +26,7 @@ import time
 from importlib import metadata
 from typing import Any, ClassVar, Mapping, Sequence
 
-from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
+from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite, tcp_unreachable
 from vsbench.interfaces.traffic import (
     GeneratorCapabilities,
     GeneratorPort,
@@ -112,6 +112,21 @@ class IxNet(TrafficGenerator):
                 missing.append(Prerequisite(f"environment variable {var}",
                                             f"export {var}=... (named by trafficgen.ixnet.{key})"))
         return missing
+
+    @classmethod
+    def check_reachable(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        """The IxNetwork API server must accept a TCP connection at ``api_host:api_port``;
+        otherwise restpy's login would fail only once the run had started (after its
+        http-then-https retries)."""
+        cfg = effective(settings)
+        if not cfg["api_host"]:
+            return []  # check_prerequisites names the missing address
+        reason = tcp_unreachable(str(cfg["api_host"]), int(cfg["api_port"]), float(cfg["connect_timeout_s"]))
+        if reason is None:
+            return []
+        return [Prerequisite(f"IxNetwork API server {cfg['api_host']}:{cfg['api_port']}: {reason}",
+                             "start the API server (or its connection manager) there, or set "
+                             "trafficgen.ixnet.api_host and api_port")]
 
     def capabilities(self) -> GeneratorCapabilities:
         ports = max(len(self._cfg["ports"]), len(self._vports))

@@ -118,6 +118,14 @@ class MoonGen(TrafficGenerator):
                                  "build MoonGen (emmericp/MoonGen) and set trafficgen.moongen.binary")]
         return []
 
+    @classmethod
+    def check_reachable(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        """MoonGen on a remote host (``ssh``): that host's ssh port must answer, or the run
+        would fail only when it starts its first trial. A local MoonGen reaches nothing."""
+        cfg = {**DEFAULTS, **dict(settings or {})}
+        remote = RemoteHost.from_settings(cfg.get("ssh"))
+        return [] if remote is None else remote.unreachable("trafficgen.moongen.ssh")
+
     def capabilities(self) -> GeneratorCapabilities:
         return GeneratorCapabilities(
             ports=2,

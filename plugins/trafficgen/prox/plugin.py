@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
+from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite, tcp_unreachable
 from vsbench.interfaces.traffic import (
     DirectionCounters,
     GeneratorCapabilities,
@@ -151,6 +151,24 @@ class Prox(TrafficGenerator):
             if not commands.which(tool):
                 missing.append(Prerequisite(f"ssh client {tool!r}", "apt-get install openssh-client"))
         return missing
+
+    @classmethod
+    def check_reachable(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        """``launch: none`` (PROX already runs): its TCP control port must answer.
+        ``launch: ssh``: the PROX host's ssh port must answer (PROX itself is not up yet).
+        A local launch or a UNIX socket reaches nothing remote."""
+        cfg = {**DEFAULTS, **dict(settings or {})}
+        if cfg["launch"] == "ssh":
+            remote = RemoteHost.from_settings(cfg.get("ssh"))
+            return [] if remote is None else remote.unreachable("trafficgen.prox.ssh")
+        if cfg["launch"] != "none" or cfg["unix_socket"]:
+            return []
+        reason = tcp_unreachable(str(cfg["host"]), int(cfg["port"]), float(cfg["connect_timeout_s"]))
+        if reason is None:
+            return []
+        return [Prerequisite(f"PROX control port {cfg['host']}:{cfg['port']}: {reason}",
+                             "start PROX there with -t (launch: none expects it running), or set "
+                             "trafficgen.prox.host and port, or let vsbench start it (launch: local or ssh)")]
 
     def capabilities(self) -> GeneratorCapabilities:
         link_bps = float(self.cfg["link_gbps"]) * 1e9

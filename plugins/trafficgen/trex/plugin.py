@@ -19,11 +19,11 @@ import random
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import zmq
 
-from vsbench.interfaces.plugin import PluginContext, PluginError
+from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite, tcp_unreachable
 from vsbench.interfaces.traffic import (
     DirectionCounters,
     FCS_BYTES,
@@ -124,6 +124,26 @@ class Trex(TrafficGenerator):
         return self._fail(f"{doing}: protocol error: {exc}")
 
     # ------------------------------------------------------------------ contract
+
+    @classmethod
+    def check_reachable(cls, settings: Mapping[str, Any]) -> list[Prerequisite]:
+        """Both ports of the TRex server must accept a TCP connection: the sync (JSON-RPC)
+        port and the async (event) port, which a server started without ``-i`` or behind a
+        firewall opening one port only does not open. ZMQ's connect never fails, so without
+        this a server that is down showed only as a reply timeout in the first trial."""
+        try:
+            cfg = TrexSettings.from_mapping(settings)
+        except (ValueError, TypeError):
+            return []  # the settings' own error is reported when the plugin is built
+        missing = []
+        for what, port, key in (("sync (JSON-RPC)", cfg.sync_port, "sync_port"),
+                                ("async (event)", cfg.async_port, "async_port")):
+            reason = tcp_unreachable(cfg.host, port, cfg.connect_timeout_s)
+            if reason is not None:
+                missing.append(Prerequisite(
+                    f"trex generator at tcp://{cfg.host}:{port}: {what} port: {reason}",
+                    f"start the TRex server there ('t-rex-64 -i'), or set trafficgen.trex.host and {key}"))
+        return missing
 
     def capabilities(self) -> GeneratorCapabilities:
         ports = len(self.cfg.ports)
