@@ -228,10 +228,17 @@ def test_plugin_failure_fails_the_plan_keeps_its_trials_and_the_next_plan_runs(t
     assert_torn_down(testkit, run_dir)
 
 
-@pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGINT", 130)])
+@pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGINT", 130), ("SIGHUP", 129)])
 def test_signal_tears_down_in_order_and_keeps_finished_trials(tmp_path, testkit, signame, code):
+    """SIGHUP (the ssh session the run was started from dropped) is handled like SIGTERM:
+    before issue 26 it killed the run with no teardown and results.json said running."""
     plans = make_plans(tmp_path, testkit, gen={"signal_after_trials": 5, "signal": signame})
-    rc, out = run(plans, testkit)
+    hup_before = signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, even under nohup
+    try:
+        rc, out = run(plans, testkit)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, hup_before)
     assert rc == code
     run_dir = only_run_dir(testkit)
     results = json.loads((run_dir / "results.json").read_text())
@@ -242,6 +249,70 @@ def test_signal_tears_down_in_order_and_keeps_finished_trials(tmp_path, testkit,
     assert len(trials_of(run_dir)) == 5
     assert f"interrupted by {signame}" in out
     assert_torn_down(testkit, run_dir)
+
+
+def test_an_error_outside_any_plan_leaves_a_failed_run_not_a_running_one(tmp_path, testkit, monkeypatch):
+    """Issue 26: a run that died early (here: sysinfo.json could not be written, before
+    the first plan) kept "status": "running" in results.json and the report."""
+    from vsbench.runner import run as run_module
+
+    def broken(self):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run_module.Run, "write_sysinfo", broken)
+    with pytest.raises(OSError):
+        run(make_plans(tmp_path, testkit), testkit)
+    run_dir = only_run_dir(testkit)
+    results = json.loads((run_dir / "results.json").read_text())
+    schema.validate(results, "results.schema.json")
+    assert results["status"] == "failed" and results["finished_at"]
+    assert "running" not in {t["status"] for t in results["tests"]}
+    report = (run_dir / "report.html").read_text()
+    assert "had not finished" not in report
+    assert_torn_down(testkit, run_dir)
+
+
+def test_ctrl_c_where_no_handler_runs_still_ends_the_run_interrupted(tmp_path, testkit, monkeypatch):
+    """A KeyboardInterrupt (or SystemExit) that is not the run's own signal handling --
+    raised mid-plan -- left the run, its plan and its frame size "running"."""
+    from vsbench.runner import run as run_module
+
+    real = run_module.normalise_points
+    calls = []
+
+    def interrupting(test, fs):
+        real(test, fs)
+        calls.append(fs.frame_size_bytes)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_module, "normalise_points", interrupting)
+    plans = make_plans(tmp_path, testkit, params="frame_sizes=[64,128];trial_duration=1")
+    with pytest.raises(KeyboardInterrupt):
+        run(plans, testkit)
+    assert calls == [64]
+    run_dir = only_run_dir(testkit)
+    results = json.loads((run_dir / "results.json").read_text())
+    schema.validate(results, "results.schema.json")
+    assert results["status"] == "interrupted"
+    assert results["tests"][0]["status"] == "interrupted"
+    assert results["tests"][0]["error"] == "KeyboardInterrupt"
+    assert [fs["status"] for fs in results["tests"][0]["frame_sizes"]] == ["complete", "not-run"]
+    assert_torn_down(testkit, run_dir)
+
+
+def test_a_run_started_with_nohup_keeps_ignoring_sighup():
+    """nohup asks a run to outlive its session: the run must not take SIGHUP back."""
+    from vsbench.runner.run import SignalGuard
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    guard = SignalGuard()
+    try:
+        guard.install()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    finally:
+        guard.restore()
+        signal.signal(signal.SIGHUP, before)
 
 
 def test_signal_during_teardown_does_not_cut_it_short(tmp_path, testkit):
@@ -266,7 +337,8 @@ def test_a_forked_helper_process_does_not_inherit_the_runs_signal_handling(tmp_p
 
 
 CLI_RUN = """
-import sys
+import signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as started from a terminal, even if pytest runs under nohup
 from vsbench.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -298,15 +370,17 @@ def _wait_for_trials(testkit, n, proc, timeout_s=60.0):
     raise AssertionError("trials did not appear")
 
 
-def test_cli_run_killed_by_sigterm_from_outside(tmp_path, testkit):
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_cli_run_killed_by_sigterm_or_sighup_from_outside(tmp_path, testkit, signum, code):
+    """SIGHUP: the ssh session a run was started from dropped (issue 26)."""
     proc = _cli(tmp_path, testkit, {"sleep_per_trial_s": 0.3}, "frame_sizes=[64];trial_duration=1")
     run_dir = _wait_for_trials(testkit, 3, proc)
     run_id = run_dir.name.rsplit("-", 1)[1]
     assert runstate.is_live(run_id, testkit["state"])
     assert (testkit["markers"] / "switch").exists()
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 143, out
+    assert proc.returncode == code, out
     assert "Traceback" not in out
     assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
     assert len(trials_of(run_dir)) >= 3

@@ -7,18 +7,23 @@ Order of a run, and why:
    checked -- before anything is created, so a missing binary is one line, exit 2 and
    nothing left behind (not even a run directory).
 2. **Claim**: the run's lock in the state directory tells ``vsbench cleanup`` this run is
-   alive (:mod:`vsbench.system.runstate`); SIGINT/SIGTERM handlers turn a signal into an
-   orderly teardown.
+   alive (:mod:`vsbench.system.runstate`); SIGINT/SIGTERM/SIGHUP handlers turn a signal
+   into an orderly teardown (SIGHUP: the ssh session the run was started from dropped).
 3. ``config.yaml`` and ``sysinfo.json`` are written before the first trial, every trial is
    in ``trials.jsonl`` before the next starts, results.json/csv are rewritten after every
    frame size. A killed run leaves everything it finished readable.
 4. Per plan: generator, deployment (testbed, switch, bridge, ports), generator start, then
    each frame size through its traffic type. Each plan's resources live on a child stack
    closed when the plan ends, so the next plan starts from a clean machine.
-5. Teardown of everything, in reverse order, on success, failure and signal alike.
+5. Teardown of everything, in reverse order, on success, failure and signal alike; then
+   results.json (and a suite's suite.json, and report.html) are written with a terminal
+   status whatever ended the run -- ``complete``, ``failed`` (a plan failed, or an error
+   outside any plan) or ``interrupted`` (a signal, or Ctrl-C outside the handlers) --
+   never left saying ``running``. Only ``kill -9`` skips this: ``vsbench cleanup`` marks
+   such a run ``interrupted`` afterwards.
 
 Exit codes: 0 every plan ran; 1 a plan failed; 2 a preflight error; 128+signal when
-interrupted (130 SIGINT, 143 SIGTERM).
+interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ EXPECTED_ERRORS = (
 
 
 class RunInterrupted(BaseException):
-    """SIGINT or SIGTERM arrived; unwinds the run so every resource is torn down.
+    """SIGINT, SIGTERM or SIGHUP arrived; unwinds the run so every resource is torn down.
 
     A BaseException so that plugin code catching ``Exception`` cannot swallow it.
     """
@@ -97,10 +102,13 @@ class RunInterrupted(BaseException):
 
 
 class SignalGuard:
-    """Turns the first SIGINT/SIGTERM into :class:`RunInterrupted`; later ones (during the
-    teardown it causes) are only logged, so a second Ctrl-C cannot break the teardown."""
+    """Turns the first SIGINT/SIGTERM/SIGHUP into :class:`RunInterrupted`; later ones
+    (during the teardown it causes) are only logged, so a second Ctrl-C cannot break the
+    teardown. SIGHUP is what a run gets when the ssh session it was started from drops:
+    its default action would kill the run with no teardown at all (namespaces, a switch
+    and hugepages left behind, results.json saying ``running``)."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self) -> None:
         self.received: int | None = None
@@ -147,6 +155,8 @@ class SignalGuard:
             return
         self._owner_pid = os.getpid()
         for signum in self.SIGNALS:
+            if signum == signal.SIGHUP and signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # started with nohup: the user asked the run to outlive the session
             self._previous[signum] = signal.signal(signum, self._handler)
 
     def defer(self) -> None:
@@ -522,10 +532,23 @@ class Run:
                     if fs.status == "running":
                         fs.status = "interrupted"
             exit_code = 128 + exc.signum
+        except BaseException as exc:
+            # Outside any plan (writing a file, a bug in the runner) or not an Exception at
+            # all (Ctrl-C where no handler is installed, SystemExit): the run's files must
+            # still end with a terminal status; the CLI reports the error itself.
+            guard.defer()
+            interrupted = not isinstance(exc, Exception)
+            log.error("run %s ended by %s", self.run_id, one_line(exc), exc_info=not interrupted)
+            self._close_unfinished("interrupted" if interrupted else "failed", one_line(exc))
+            raise
         finally:
             guard.defer()
             self.display.close_progress()
-            self.resources.close()
+            try:
+                self.resources.close()
+            finally:
+                if self.results.status == "running":  # whatever path got here: never left running
+                    self._close_unfinished("failed", "the run ended before it could record why")
             if trial_log is not None:
                 trial_log.close()
             self.results.finished_at = utc_now()
@@ -543,6 +566,20 @@ class Run:
             exit_code = 128 + guard.received  # a signal arrived during the final teardown
         self.display.summary(self.results, self.run_dir)
         return exit_code
+
+    def _close_unfinished(self, status: str, error: str) -> None:
+        """The run, and every plan and frame size still ``running``, end as ``status``
+        with ``error`` (a run's files must never say ``running`` once it is over)."""
+        if self.results.status == "running":
+            self.results.status = status
+        for test in self.results.tests:
+            if test.status == "running":
+                test.status = status
+                test.error = test.error or error
+            for fs in test.frame_sizes:
+                if fs.status == "running":
+                    fs.status = status
+                    fs.error = fs.error or error
 
     def _test_result(self, index: int) -> TestResult:
         plan, checked = self.plans[index], self.checked[index]
