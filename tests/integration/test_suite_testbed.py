@@ -91,19 +91,23 @@ def test_a_suite_runs_end_to_end_and_accounts_for_every_id(tmp_path):
         assert all(i["complete"] and i["width"] > 100 for i in seen.images)
 
 
-def test_sigterm_in_the_middle_of_a_suite_tears_down_and_keeps_what_it_measured(tmp_path):
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_in_the_middle_of_a_suite_tears_down_and_keeps_what_it_measured(tmp_path, signum, code):
+    """SIGHUP is what a suite started over ssh gets when the session drops (issue 26):
+    torn down like SIGTERM, not killed with its testbed left behind."""
     proc = vsbench("--suite", str(SMOKE), "--results-dir", str(tmp_path))
     # after the first plan ended, while the second one is under way
     wait_for(lambda: any(tmp_path.iterdir()) and (run_dir_of(tmp_path) / "suite.json").is_file()
              and any(r["status"] == "measured" for r in suite_json(run_dir_of(tmp_path))["ids"][0]["rows"]),
              300, "the suite's first measured row")
     time.sleep(3)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 143, err[-2000:]
+    assert proc.returncode == code, err[-2000:]
     run_dir = run_dir_of(tmp_path)
     doc = suite_json(run_dir)
     assert doc["status"] == "interrupted"
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
     assert any(r["status"] == "measured" for r in doc["ids"][0]["rows"])
     assert "Suite smoke" in (run_dir / "report.html").read_text()
     assert_nothing_left(run_dir.name.rsplit("-", 1)[1])
@@ -123,3 +127,7 @@ def test_cleanup_after_kill_9_of_a_suite_leaves_nothing(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert_nothing_left(run_id)
+    # the dead run's files no longer say it is running (issue 26)
+    run_dir = run_dir_of(tmp_path)
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
+    assert suite_json(run_dir)["status"] == "interrupted"

@@ -402,6 +402,70 @@ def test_cli_run_killed_by_sigkill_keeps_trials_and_is_seen_as_dead(tmp_path, te
     assert (testkit["markers"] / "switch").exists()  # nobody tore it down: that is cleanup's job
 
 
+def _kill_9_mid_run(tmp_path, testkit) -> Path:
+    proc = _cli(tmp_path, testkit, {"sleep_per_trial_s": 0.3}, "frame_sizes=[64];trial_duration=1")
+    run_dir = _wait_for_trials(testkit, 2, proc)
+    proc.kill()
+    proc.communicate(timeout=60)
+    return run_dir
+
+
+def test_cleanup_after_kill_9_marks_the_dead_runs_results_interrupted(tmp_path, testkit, monkeypatch, capsys):
+    """Issue 26: after kill -9 and ``vsbench cleanup`` results.json (and the report) still
+    said the run was running. Cleanup sees only this test's state dir here (a snapshot of
+    the machine would show other runs' namespaces) and no plugin cleaner runs."""
+    from vsbench.cli.main import main
+    from vsbench.runner import plugins as plugin_registry
+    from vsbench.system import cleanup
+
+    run_dir = _kill_9_mid_run(tmp_path, testkit)
+    run_id = run_dir.name.rsplit("-", 1)[1]
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "running"  # what kill -9 leaves
+    monkeypatch.setattr(cleanup, "snapshot",
+                        lambda state_dir=None: cleanup.Snapshot(state_entries=sorted(testkit["state"].iterdir())))
+    monkeypatch.setattr(plugin_registry, "dead_run_cleaners", lambda: [])
+    capsys.readouterr()
+    assert main(["cleanup"]) == 0
+    out = capsys.readouterr().out
+    said = "".join(out.split())  # the console wraps long paths
+    assert f"marked{run_dir / 'results.json'}interrupted(run{run_id})" in said, out
+    results = json.loads((run_dir / "results.json").read_text())
+    schema.validate(results, "results.schema.json")
+    assert results["status"] == "interrupted"
+    test = results["tests"][0]
+    assert test["status"] == "interrupted" and "killed" in test["error"]
+    assert test["frame_sizes"][0]["status"] == "interrupted"
+    assert "running" not in (run_dir / "results.csv").read_text()
+    assert "had not finished" not in (run_dir / "report.html").read_text()
+    assert not (testkit["state"] / f"{run_id}.lock").exists()
+    # a second cleanup finds nothing, and changes nothing
+    before = (run_dir / "results.json").read_text()
+    assert main(["cleanup"]) == 0
+    assert "nothing to clean up" in capsys.readouterr().out
+    assert (run_dir / "results.json").read_text() == before
+
+
+def test_marking_a_dead_suite_run_closes_suite_json_and_leaves_finished_runs_alone(tmp_path, testkit):
+    from vsbench.results.dead_run import mark_dead_run
+
+    run_dir = _kill_9_mid_run(tmp_path, testkit)
+    run_id = run_dir.name.rsplit("-", 1)[1]
+    suite = {"schema": "vsbench.suite/1", "suite": "smoke", "title": "Smoke", "profile": "quick",
+             "run_id": run_id, "status": "running", "host": {},
+             "summary": {"ids": 0, "measured": 0, "not_measurable": 0, "not_measured": 0}, "runs": [], "ids": []}
+    (run_dir / "suite.json").write_text(json.dumps(suite))
+    assert mark_dead_run("someone-else", run_dir) == []  # not this run's directory
+    assert mark_dead_run(run_id, run_dir, dry_run=True) == [
+        f"would mark {run_dir / 'results.json'} interrupted", f"would mark {run_dir / 'suite.json'} interrupted"]
+    assert json.loads((run_dir / "suite.json").read_text())["status"] == "running"
+    lines = mark_dead_run(run_id, run_dir)
+    assert lines[:2] == [f"marked {run_dir / 'results.json'} interrupted", f"marked {run_dir / 'suite.json'} interrupted"]
+    doc = json.loads((run_dir / "suite.json").read_text())
+    schema.validate(doc, "suite_result.schema.json")
+    assert doc["status"] == "interrupted"
+    assert mark_dead_run(run_id, run_dir) == []  # already closed
+
+
 def test_recompute_command_confirms_a_run_and_catches_a_tampered_figure(tmp_path, testkit):
     from vsbench.cli.main import main
 

@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def build_cleanup_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vsbench cleanup",
-                     description="Remove namespaces, processes and files left by killed runs.")
+                     description="Remove namespaces, processes and files left by killed runs, and mark "
+                                 "their results.json (and suite.json) status 'interrupted'.")
     parser.add_argument("--dry-run", action="store_true", help="only report what would go")
     parser.add_argument("-v", "--debug", action="store_true")
     return parser
@@ -326,9 +327,11 @@ def _json_error(argv: Sequence[str], code: int, message: str) -> None:
 def run_cleanup(argv: Sequence[str], err: Console) -> int:
     args = build_cleanup_parser().parse_args(argv)
     _setup_logging(args.debug)
+    from vsbench.results.dead_run import mark_dead_run
     from vsbench.system import cleanup
 
-    report = cleanup.cleanup(dry_run=args.dry_run, plugin_cleaners=plugins.dead_run_cleaners())
+    report = cleanup.cleanup(dry_run=args.dry_run, plugin_cleaners=plugins.dead_run_cleaners(),
+                             mark_dead_run=mark_dead_run)
     Console().print(report.summary() if hasattr(report, "summary") else str(report), markup=False)
     return EXIT_OK
 

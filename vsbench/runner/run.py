@@ -437,6 +437,7 @@ class Run:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
+            self.write_results()  # on disk too: a run killed now shows which frame size it was in
             first_trial = len(trials.records)
             trials.frame_size_bytes = profile.frame_size_bytes
             try:

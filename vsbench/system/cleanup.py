@@ -12,6 +12,10 @@ and a live run holds a lock (:mod:`vsbench.system.runstate`). Cleanup therefore:
 3. **removes** (:func:`remove`): processes by pid (TERM, then KILL), only if the pid still
    names the process that was seen (start time unchanged), never by name.
 
+Before the lock of a dead run goes, the run's own files are closed (a layer above passes
+``mark_dead_run``: results.json and suite.json still say ``running`` after ``kill -9``;
+they become ``interrupted``), found through the run directory its lock recorded.
+
 Running it twice removes nothing the second time. ``dry_run`` reports without removing.
 Hugepages a killed DPDK run added to ``nr_hugepages`` are given back when the run left its
 reservation record (``hugepages.json``, written by :func:`vsbench.system.hugepages.reserve`)
@@ -99,6 +103,9 @@ class CleanupReport:
         for item in self.removed:
             if item.kind == "plugin":  # the plugin's own line says what it did
                 lines.append(f"{item.detail or 'plugin'}: {item.name} (run {item.run_id})")
+                continue
+            if item.kind == "results":  # the marker's own line ("marked .../results.json interrupted")
+                lines.append(f"{item.name} (run {item.run_id})")
                 continue
             extra = f" ({item.detail})" if item.detail else ""
             lines.append(f"{verb} {item.kind} {item.name} of run {item.run_id}{extra}")
@@ -410,14 +417,48 @@ def run_plugin_cleaners(run_ids: Iterable[str], cleaners: Sequence[PluginCleaner
     return report
 
 
+#: ``mark_dead_run(run_id, run_dir, dry_run) -> lines``: closes a dead run's result files
+#: (given by the layer that owns them; this one never imports it).
+DeadRunMarker = Callable[[str, Path, bool], list[str]]
+
+
+def mark_dead_runs(run_ids: Iterable[str], marker: DeadRunMarker, *, state_dir: Path,
+                   dry_run: bool = False) -> CleanupReport:
+    """Call ``marker`` with the run directory each dead run's lock recorded (read before
+    the lock is removed: it is the only record of where the run wrote). A run that is live
+    is skipped; a marker that fails is reported, the others go on."""
+    report = CleanupReport(dry_run=dry_run)
+    for run_id in sorted(set(run_ids)):
+        if runstate.is_live(run_id, state_dir):
+            continue
+        run_dir = (runstate.read_claim(run_id, state_dir) or {}).get("run_dir")
+        if not run_dir:
+            continue
+        try:
+            lines = marker(run_id, Path(run_dir), dry_run)
+        except Exception as exc:  # noqa: BLE001 - the leftovers must still be removed
+            report.failed.append((Leftover("results", str(run_dir), run_id), str(exc)))
+            log.warning("cleanup: marking the results of run %s: %s", run_id, exc)
+            continue
+        report.removed += [Leftover("results", line, run_id) for line in lines or ()]
+    return report
+
+
 def cleanup(dry_run: bool = False, *, state_dir: Path | None = None,
             run_ids: Iterable[str] | None = None,
-            plugin_cleaners: Sequence[PluginCleaner] = ()) -> CleanupReport:
+            plugin_cleaners: Sequence[PluginCleaner] = (),
+            mark_dead_run: DeadRunMarker | None = None) -> CleanupReport:
     """Find and remove the leftovers of dead runs (or only of ``run_ids``): first through
-    the plugins' own cleaners (``plugin_cleaners``), then everything that is left."""
+    the plugins' own cleaners (``plugin_cleaners``), then everything that is left. With
+    ``mark_dead_run``, each dead run's result files are closed first (see
+    :func:`mark_dead_runs`)."""
     state = state_dir or runstate.state_dir()
     live = runstate.live_run_ids(state)
     items = plan(snapshot(state), live, only=run_ids, own_pids=own_pids())
+    marked = CleanupReport(dry_run=dry_run)
+    if mark_dead_run is not None:
+        marked = mark_dead_runs({i.run_id for i in items if i.kind == "lock"}, mark_dead_run,
+                                state_dir=state, dry_run=dry_run)
     done_by_plugins = CleanupReport(dry_run=dry_run)
     if plugin_cleaners and items:
         done_by_plugins = run_plugin_cleaners({i.run_id for i in items}, plugin_cleaners,
@@ -425,8 +466,8 @@ def cleanup(dry_run: bool = False, *, state_dir: Path | None = None,
         if done_by_plugins.removed and not dry_run:  # look again: the plugins removed some
             items = plan(snapshot(state), runstate.live_run_ids(state), only=run_ids, own_pids=own_pids())
     report = remove(items, dry_run=dry_run, state_dir=state)
-    report.removed[:0] = done_by_plugins.removed
-    report.failed[:0] = done_by_plugins.failed
+    report.removed[:0] = marked.removed + done_by_plugins.removed
+    report.failed[:0] = marked.failed + done_by_plugins.failed
     for run_id in sorted(live):
         if run_id not in report.live_runs and (run_ids is None or run_id in set(run_ids)):
             report.live_runs.append(run_id)
