@@ -479,3 +479,19 @@ def test_recompute_command_confirms_a_run_and_catches_a_tampered_figure(tmp_path
     (run_dir / "results.json").write_text(json.dumps(results))
     assert main(["recompute", str(run_dir)]) == 1
     assert main(["recompute", str(tmp_path / "nowhere")]) == 2
+
+
+def test_recompute_of_a_run_without_trials_says_there_is_nothing_to_recompute(tmp_path, testkit, capsys):
+    """Issue 26: a run that failed before its first trial "recomputed exactly" (exit 0)."""
+    from vsbench.cli.main import main
+
+    code, out = run(make_plans(tmp_path, testkit, params="frame_sizes=[64];trial_duration=1",
+                               gen={"fail_on_trial": 1}), testkit)
+    assert code == 1, out
+    run_dir = only_run_dir(testkit)
+    assert (run_dir / "trials.jsonl").read_text() == ""
+    capsys.readouterr()
+    assert main(["recompute", str(run_dir)]) == 1
+    said = " ".join(capsys.readouterr().out.split())
+    assert "nothing to recompute" in said and "holds no trial" in said and "failed" in said, said
+    assert "every reported figure recomputes" not in said

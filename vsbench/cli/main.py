@@ -165,7 +165,8 @@ def run_doctor(argv: Sequence[str], out: Console) -> int:
 def build_recompute_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vsbench recompute",
                      description="Recompute every reported figure of a run from trials.jsonl "
-                                 "and config.yaml and report any difference.")
+                                 "and config.yaml and report any difference. Exit 1 when a figure "
+                                 "differs, or when the run has no trial (nothing to recompute).")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     parser.add_argument("-v", "--debug", action="store_true")
     return parser
@@ -185,6 +186,12 @@ def run_recompute(argv: Sequence[str], out: Console) -> int:
         for problem in problems:
             out.print(f"MISMATCH {problem}", markup=False, highlight=False, soft_wrap=True)
         out.print(f"{len(problems)} figure(s) differ from their recomputation", markup=False)
+        return EXIT_FAILED
+    from vsbench.results.recompute import nothing_to_recompute
+
+    empty = nothing_to_recompute(run_dir)
+    if empty:  # nothing was verified: not a success a CI job may take for one
+        out.print(f"{run_dir}: {empty}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_FAILED
     out.print(f"{run_dir}: every reported figure recomputes exactly from trials.jsonl and config.yaml",
               markup=False, highlight=False, soft_wrap=True)

@@ -200,3 +200,20 @@ def verify(run_dir: Path) -> list[str]:
                                 problems.append(f"{where} {point['name']}: latency {name} {lat[name]} != "
                                                 f"recomputed {getattr(again.latency, name)}")
     return problems
+
+
+def nothing_to_recompute(run_dir: Path) -> str | None:
+    """Why ``run_dir`` has no figure to recompute, or None when it has trials.
+
+    A run that ended before its first trial (a failed start, a signal during set-up) has
+    an empty trials.jsonl: checking it finds no mismatch, and "every figure recomputes"
+    would pass off a run that measured nothing as verified."""
+    run_dir = Path(run_dir)
+    if read_trials(run_dir / "trials.jsonl"):
+        return None
+    try:
+        status = json.loads((run_dir / "results.json").read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        status = None
+    ended = f" (the run's status is {status}: it ended before its first trial)" if status and status != "complete" else ""
+    return f"nothing to recompute: {run_dir / 'trials.jsonl'} holds no trial{ended}"
