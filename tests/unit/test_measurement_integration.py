@@ -273,6 +273,17 @@ def test_cli_recompute_runs_the_search_replay(tmp_path, testkit, capsys):
     assert "upper_bound_fps" in capsys.readouterr().out
 
 
+def test_cli_recompute_of_a_run_whose_files_are_not_text_is_one_line_naming_the_file(tmp_path, testkit, capsys):
+    code, out, run_dir = _run(tmp_path, testkit)
+    assert code == 0, out
+    capsys.readouterr()
+    (run_dir / "config.yaml").write_bytes(b"\xff\xfe\x00binary")
+    assert cli_main(["recompute", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot recompute {run_dir}/config.yaml: cannot read" in err
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_generator_limited_run_is_flagged_in_results_csv_and_terminal(tmp_path, testkit):
     # asked up to 4 Mfps of a generator that sends 2 Mfps at most, in front of a 5 Mfps DUT
     code, out, run_dir = _run(tmp_path, testkit, gen={"capacity_fps": 5e6, "max_rate_fps": 2e6},

@@ -178,6 +178,7 @@ def run_recompute(argv: Sequence[str], out: Console) -> int:
     for needed in ("results.json", "config.yaml", "trials.jsonl"):
         if not (run_dir / needed).is_file():
             raise UsageError(f"{run_dir}: not a run directory ({needed} missing)")
+    _check_recompute_inputs(run_dir)
     problems = recheck.verify(run_dir)
     if problems:
         for problem in problems:
@@ -187,6 +188,25 @@ def run_recompute(argv: Sequence[str], out: Console) -> int:
     out.print(f"{run_dir}: every reported figure recomputes exactly from trials.jsonl and config.yaml",
               markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
+
+
+def _check_recompute_inputs(run_dir: Path) -> None:
+    """The run's files read as the report reads them, before the recomputation trusts them:
+    a run directory is the user's input (copied, edited, truncated), and a config.yaml that
+    is binary or not a run configuration, or an unreadable results.json or trials.jsonl, is
+    one line naming the file (exit 2), not an internal error from deep in the
+    recomputation."""
+    from vsbench.results import report_data
+
+    try:
+        files = report_data.load_run(run_dir)
+    except report_data.ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    names = (report_data.RESULTS_FILE, report_data.CONFIG_FILE, report_data.TRIALS_FILE)
+    for problem in files.problems:
+        if problem.startswith(names) and ("cannot read" in problem or "not a vsbench" in problem
+                                          or "does not match its schema" in problem):
+            raise UsageError(f"cannot recompute {run_dir}/{problem.removesuffix('; shown as far as readable')}")
 
 
 def build_report_parser() -> argparse.ArgumentParser:
