@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run every testcase K times (median and spread are reported; compare uses them)")
     ci = parser.add_argument_group("CI gates (exit 3 when one fails)")
     ci.add_argument("--fail-below", action="append", default=[], metavar="METRIC[@B]=V",
-                    help="fail when a figure is below V, e.g. ndr_fps=1e6 or ndr_fps@64=1.5M (repeatable)")
+                    help="fail when a figure is below V, e.g. ndr_fps=1e6 or ndr_fps@64=1.5M (repeatable; a "
+                         "metric or frame size the run does not measure is refused before it runs)")
     ci.add_argument("--fail-above", action="append", default=[], metavar="METRIC[@B]=V",
                     help="fail when a figure is above V, e.g. latency_p99_ns=50000 (repeatable)")
     ci.add_argument("--baseline", metavar="RUN", help="a run directory or stored run id to check regressions against")
@@ -398,8 +399,10 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         except MatrixError as exc:
             raise UsageError(str(exc)) from None
     plans = repeated(resolve_plans(args), args.repeat)
+    if args.baseline_variant:
+        _check_baseline_variant(args.baseline_variant, plans)
     results_dir = Path(plans[0].config["results_dir"])
-    options = _after_run_options(args, results_dir)
+    options = _after_run_options(args, results_dir, plans)
     options.figures = args.json or args.repeat > 1 or any(p.config.get("thresholds") for p in plans)
     if args.junit is not None and not args.junit.parent.is_dir():
         raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
@@ -456,7 +459,7 @@ def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
                           markup=False, highlight=False, soft_wrap=True)
         return EXIT_OK
     results_dir = Path(base.get("results_dir") or "results")
-    options = _after_run_options(args, results_dir)
+    options = _after_run_options(args, results_dir, [p.plan for p in plan.runnable])
     if args.junit is not None and not args.junit.parent.is_dir():
         raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
     from vsbench.runner import after_run
@@ -475,22 +478,57 @@ def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
     return finished.exit_code
 
 
-def _after_run_options(args: argparse.Namespace, results_dir: Path):
+def _check_baseline_variant(text: str, plans: Sequence[TestPlan]) -> None:
+    """``--baseline-variant`` must pick one variant of the run's matrices: checked before
+    the run, since the matrix table that uses it is drawn after the last trial."""
+    from vsbench.results.feature_matrix import MatrixError, check_baseline, parse_baseline
+    from vsbench.runner import gate_check
+
+    try:
+        check_baseline(parse_baseline(text), gate_check.variants_by_testcase(plans), text)
+    except MatrixError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _parse_thresholds(args: argparse.Namespace, plans: Sequence[TestPlan]) -> list:
+    """``--fail-below``/``--fail-above``, parsed and checked against what ``plans`` will
+    measure (:mod:`vsbench.runner.gate_check`); every error names its option and value."""
+    from vsbench.results import thresholds
+    from vsbench.runner import gate_check
+
+    figures = gate_check.figures_of(plans)
+    found = []
+    for option, kind, specs in (("--fail-below", thresholds.BELOW, args.fail_below),
+                                 ("--fail-above", thresholds.ABOVE, args.fail_above)):
+        for spec in specs:
+            try:
+                threshold = thresholds.parse(spec, kind)
+            except thresholds.ThresholdError as exc:
+                said = str(exc)
+                raise UsageError(f"{option}: {said}" if spec in said else f"{option} {spec}: {said}") from None
+            gate_check.check_threshold(option, spec, threshold, figures)
+            found.append(threshold)
+    gate_check.check_regression_metrics(args.regression_metric, figures)
+    return found
+
+
+def _after_run_options(args: argparse.Namespace, results_dir: Path, plans: Sequence[TestPlan] = ()):
     """The gates, JUnit file and store of a run, checked before anything runs (a bad
-    threshold or an unknown baseline is exit 2, not a wasted run)."""
+    threshold, a gate on a figure ``plans`` will not measure or an unknown baseline is exit
+    2, not a wasted run)."""
     from vsbench.results import thresholds
     from vsbench.runner import after_run, run_refs
 
-    gates = thresholds.Gates(
-        thresholds=[thresholds.parse(s, thresholds.BELOW) for s in args.fail_below]
-        + [thresholds.parse(s, thresholds.ABOVE) for s in args.fail_above],
-        regression_metrics=args.regression_metric or None,
-    )
+    gates = thresholds.Gates(thresholds=_parse_thresholds(args, plans),
+                             regression_metrics=args.regression_metric or None)
     url = run_refs.store_url(args.db, results_dir)
     if args.max_regression is not None:
         if args.baseline is None:
             raise UsageError("--max-regression needs --baseline RUN")
-        gates.max_regression_percent = thresholds.parse_percent(args.max_regression)
+        try:
+            gates.max_regression_percent = thresholds.parse_percent(args.max_regression)
+        except thresholds.ThresholdError as exc:
+            raise UsageError(f"--max-regression {args.max_regression}: {exc}") from None
     if args.baseline is not None:
         gates.baseline = run_refs.load_side(args.baseline, url)
     record = (args.store or args.db is not None or run_refs.URL_ENV in os.environ) and not args.no_store
