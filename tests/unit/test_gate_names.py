@@ -140,5 +140,19 @@ def test_compare_metric_names_a_typo(tmp_path, testkit, capsys):
     assert "--metric pdr_fsp: no compared run has this figure; did you mean 'pdr_fps'?" in err
 
 
+def test_a_testcases_thresholds_on_figures_it_does_not_measure_are_refused_before_it_runs(
+        tmp_path, testkit, capsys, nothing_runs):
+    import yaml
+
+    cases = tmp_path / "testcases"
+    cases.mkdir()
+    doc = yaml.safe_load((testcases.default_testcase_dir() / "phy2phy_tput.yaml").read_text())
+    doc["thresholds"] = {"fail_below": {"ndr_fps@1518": 1e6, "ndr_fsp@512": 5e6}}
+    (cases / "phy2phy_tput.yaml").write_text(yaml.safe_dump(doc))
+    line = _refused(tmp_path, testkit, capsys, "--testcase-dir", str(cases))
+    assert line.startswith(f"{cases / 'phy2phy_tput.yaml'}: thresholds.fail_below ndr_fsp@512: ")
+    assert "did you mean 'ndr_fps'?" in line
+
+
 def test_a_threshold_without_plans_to_check_is_not_refused():
     gate_check.check_threshold("--fail-below", "x=1", parse("x=1", BELOW), [])

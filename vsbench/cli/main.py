@@ -509,6 +509,7 @@ def _parse_thresholds(args: argparse.Namespace, plans: Sequence[TestPlan]) -> li
             gate_check.check_threshold(option, spec, threshold, figures)
             found.append(threshold)
     gate_check.check_regression_metrics(args.regression_metric, figures)
+    gate_check.check_testcase_thresholds(plans)
     return found
 
 

@@ -19,12 +19,12 @@ a run may still lack (no NDR found, too few probes for a p99) is left to the gat
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from vsbench.measurement.search.settings import goals_from_section
 from vsbench.results import run_metrics, summary
-from vsbench.results.thresholds import Threshold, ThresholdError
+from vsbench.results.thresholds import Threshold, ThresholdError, from_testcase
 from vsbench.runner import traffic_tcp
 from vsbench.runner.plan import TestPlan
 
@@ -119,6 +119,25 @@ def check_threshold(option: str, spec: str, threshold: Threshold, plans: Sequenc
         raise ThresholdError(f"{where}: latency is not measured in this run (latency.enabled is false)")
     raise ThresholdError(f"{where}: no test of this run measures {metric!r}{_closest(metric, produced)} "
                          f"(metrics: {', '.join(sorted(produced))})")
+
+
+def check_testcase_thresholds(plans: Iterable[TestPlan]) -> None:
+    """A testcase's own ``thresholds`` section must name figures its plans measure (its
+    frame sizes may be ones a run leaves out: such a gate just does not apply)."""
+    for plan in plans:
+        section = plan.config.get("thresholds")
+        if not section:
+            continue
+        where = f"{(plan.config.get('test') or {}).get('file') or plan.name}: thresholds"
+        try:
+            found, _ = from_testcase(section)
+        except ThresholdError as exc:
+            raise ThresholdError(f"{where}: {exc}") from None
+        figures = plan_figures(plan)
+        for threshold in found if figures is not None else ():
+            size = "" if threshold.frame_size_bytes is None else f"@{threshold.frame_size_bytes}"
+            check_threshold(f"{where}.{threshold.kind}", f"{threshold.metric}{size}",
+                            replace(threshold, frame_size_bytes=None), [figures])
 
 
 def check_regression_metrics(names: Sequence[str], plans: Sequence[PlanFigures]) -> None:
