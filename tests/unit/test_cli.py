@@ -83,3 +83,25 @@ def test_a_bad_testpmd_setting_is_one_line_with_its_name(tmp_path):
                          "--test-params", "vnf.testpmd.forward_mode=rxonly")
     assert_one_line_error(rc, err, "forward_mode")
     assert not (tmp_path / "r").exists()
+
+
+#: Not text: a gzip header and bytes that no UTF-8 decoder accepts.
+BINARY = b"\x1f\x8b\x08\x00\xff\xfe\x00\x80binary"
+
+
+def test_a_binary_conf_file_is_a_user_error_naming_it(tmp_path):
+    bad = tmp_path / "conf.yaml"
+    bad.write_bytes(BINARY)
+    rc, _, err = vsbench("--test", "phy2phy_tput", "--conf-file", str(bad), "--results-dir", str(tmp_path / "r"))
+    assert_one_line_error(rc, err, str(bad), "not a YAML text file")
+    assert not (tmp_path / "r").exists()
+
+
+def test_binary_testcase_and_suite_files_are_user_errors_naming_them(tmp_path):
+    (tmp_path / "broken.yaml").write_bytes(BINARY)
+    rc, _, err = vsbench("--test", "broken", "--testcase-dir", str(tmp_path))
+    assert_one_line_error(rc, err, str(tmp_path / "broken.yaml"), "not a YAML text file")
+    rc, _, err = vsbench("--suite", str(tmp_path / "broken.yaml"), "--dry-run")
+    assert_one_line_error(rc, err, "broken.yaml", "not a YAML text file")
+    rc, _, err = vsbench("doctor", "--conf-file", str(tmp_path / "broken.yaml"))
+    assert_one_line_error(rc, err, "broken.yaml", "not a YAML text file")

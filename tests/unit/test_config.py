@@ -160,3 +160,11 @@ def test_secrets_are_redacted_by_schema_and_by_name():
     assert section["api_key"] is None
     assert section["host"] == "10.0.0.1" and safe["traffic"] == {"flows": 1}
     assert config["trafficgen"]["mygen"]["password"] == "hunter2"  # the input is untouched
+
+
+def test_a_conf_file_that_is_not_text_is_a_config_error_naming_it(tmp_path):
+    bad = tmp_path / "blob.yaml"
+    bad.write_bytes(b"traffic:\n  flows: \xff\xfe\n")
+    with pytest.raises(cfg.ConfigError) as exc:
+        cfg.load_layers(ROOT / "conf", [bad])
+    assert str(exc.value) == f"{bad}: not a YAML text file (byte 0xff at offset 18 is not UTF-8)"

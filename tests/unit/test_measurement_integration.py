@@ -21,7 +21,7 @@ from vsbench.measurement import recheck
 from vsbench.measurement.search import SearchConfig, search
 from vsbench.measurement.search.api import SEARCH_REVISION
 from vsbench.measurement.search.measurer import delivered_fps
-from vsbench.measurement.search.settings import SEARCH_SECTION_SCHEMA
+from vsbench.measurement.search.settings import SEARCH_SECTION_SCHEMA, search_config_from_section
 from vsbench.results import schema, writers
 from vsbench.runner import config as cfg
 from vsbench.runner import testcases
@@ -108,6 +108,80 @@ def test_defaults_are_the_multi_goal_search_and_trial_duration_stays_the_rfc2544
     [plan] = testcases.build_plans(case, base, cfg.parse_test_params("trial_duration=2"), {})
     assert plan.config["traffic"]["trial_duration_s"] == 2
     assert [g["name"] for g in plan.config["search"]["goals"]] == ["NDR", "PDR"]
+
+
+def _search_trial_s(params: str, test: str = "phy2phy_tput") -> tuple[float, float]:
+    """(search trial, final-stage trial) lengths the plan's search would use."""
+    base = cfg.load_layers(cfg.default_conf_dir(), [])
+    case = testcases.find(test, testcases.default_testcase_dir())
+    [plan] = testcases.build_plans(case, base, cfg.parse_test_params(params), {"vswitch": "ovs_dpdk"})
+    sc = search_config_from_section(plan.config["search"], max_load_fps=1e6,
+                                    full_trial_duration_s=plan.config["traffic"]["trial_duration_s"])
+    return sc.trial_duration_s, sc.final_trial_duration_s
+
+
+def test_an_asked_trial_duration_is_the_search_trial_length_and_the_default_stays_1_s():
+    assert _search_trial_s("frame_sizes=[64]") == (1.0, 1.0)  # the testcase's 60 s is not asked for
+    assert _search_trial_s("frame_sizes=[64];trial_duration=2") == (2.0, 2.0)
+    assert _search_trial_s("traffic.trial_duration_s=0.5") == (0.5, 0.5)
+    # the search's own lengths, asked for as well, win
+    assert _search_trial_s("trial_duration=2;search.trial_duration_s=1") == (1.0, 1.0)
+    assert _search_trial_s("trial_duration=2;search.final_trial_duration_s=4") == (2.0, 4.0)
+    # over a testcase that sets its search's length (the meter reference: 2 s)
+    assert _search_trial_s("", "phy2phy_meter") == (2.0, 2.0)
+    assert _search_trial_s("traffic.trial_duration_s=1", "phy2phy_meter") == (1.0, 1.0)
+
+
+def test_a_swept_trial_duration_sets_each_plans_search_trials():
+    base = cfg.load_layers(cfg.default_conf_dir(), [])
+    case = testcases.find("phy2phy_tput", testcases.default_testcase_dir())
+    plans = testcases.build_plans(case, base, cfg.parse_test_params("trial_duration=[1,3]"), {})
+    assert [(p.config["traffic"]["trial_duration_s"], p.config["search"]["trial_duration_s"]) for p in plans] == [
+        (1, 1), (3, 3)]
+
+
+def test_the_builtin_suites_quick_profiles_keep_1_s_search_trials():
+    """Honouring an asked trial duration must not slow a quick profile (at most 30 min):
+    each asks for 1 s trials where it searches."""
+    from vsbench.suite import catalog, planning
+    from vsbench.suite.host import HostFacts
+
+    host = HostFacts(cpus=64, threads_per_core=2, sockets=2, kvm=True, kernel="6.1.0")
+    base = cfg.load_layers(cfg.default_conf_dir(), [])
+    suites, _ = catalog.load_all()
+    checked = 0
+    for suite in (s for s in suites if s.origin == "built-in"):
+        plan = planning.build(suite, "quick", base, testcases.default_testcase_dir(), host, check_prerequisites=False)
+        for planned in plan.plans:
+            config = planned.plan.config
+            if config["traffic"]["type"] == "tcp":
+                continue
+            sc = search_config_from_section(config["search"], max_load_fps=1e6,
+                                            full_trial_duration_s=config["traffic"]["trial_duration_s"])
+            assert (sc.trial_duration_s, sc.final_trial_duration_s) <= (1.0, 1.0), (suite.name, planned.run)
+            checked += 1
+    assert checked > 10
+
+
+def test_the_quick_start_asks_for_1_s_trials():
+    """tools/quickstart.sh's timing (README: 1 s search trials, within three minutes) holds
+    now that its trial_duration is the search's trial length."""
+    text = (Path(__file__).resolve().parents[2] / "tools" / "quickstart.sh").read_text()
+    params = cfg.parse_test_params(text.split('--test-params "')[1].split('"')[0])
+    assert params["trial_duration"] == 1
+
+
+def test_search_trials_of_a_run_last_the_asked_trial_duration(tmp_path, testkit):
+    """Issue 26: ``--test-params "frame_sizes=[64];trial_duration=2"`` wrote 2 s into
+    config.yaml and the report while every search trial in trials.jsonl lasted 1 s."""
+    code, out, run_dir = _run(tmp_path, testkit, params="frame_sizes=[64];traffic.trial_duration_s=2")
+    assert code == 0, out
+    search_trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()
+                     if json.loads(line)["role"] == "search"]
+    assert search_trials and {t["intended_duration_s"] for t in search_trials} == {2.0}
+    [plan] = yaml.safe_load((run_dir / "config.yaml").read_text())["plans"]
+    assert plan["config"]["search"]["trial_duration_s"] == 2
+    assert recheck.verify(run_dir) == []
 
 
 def test_meter_testcase_resolves_with_a_meter_rate():
@@ -271,6 +345,17 @@ def test_cli_recompute_runs_the_search_replay(tmp_path, testkit, capsys):
     bad = _tamper(run_dir, lambda fs: fs["points"][0].__setitem__("upper_bound_fps", 1.0))
     assert cli_main(["recompute", str(bad)]) != 0
     assert "upper_bound_fps" in capsys.readouterr().out
+
+
+def test_cli_recompute_of_a_run_whose_files_are_not_text_is_one_line_naming_the_file(tmp_path, testkit, capsys):
+    code, out, run_dir = _run(tmp_path, testkit)
+    assert code == 0, out
+    capsys.readouterr()
+    (run_dir / "config.yaml").write_bytes(b"\xff\xfe\x00binary")
+    assert cli_main(["recompute", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot recompute {run_dir}/config.yaml: cannot read" in err
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_generator_limited_run_is_flagged_in_results_csv_and_terminal(tmp_path, testkit):

@@ -352,6 +352,20 @@ def run_suites(args: argparse.Namespace, docs: list[tuple[str, dict]], out: Cons
     return 0
 
 
+def check_metric_names(names, sides) -> None:
+    """Each ``--metric`` must be a figure some compared run has: a typo among several names
+    was silently dropped from the comparison (and alone it read as "no figure in common")."""
+    import difflib
+
+    have = sorted({m.key.metric for side in sides for m in side.metrics})
+    for name in names:
+        if name not in have:
+            close = difflib.get_close_matches(name, have, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise run_refs.RunRefError(f"--metric {name}: no compared run has this figure{hint} "
+                                       f"(metrics: {', '.join(have)})")
+
+
 def run(args: argparse.Namespace, out: Console) -> int:
     if len(args.runs) == 1:
         return run_matrix(args, out)
@@ -360,6 +374,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
         return run_suites(args, docs, out)
     url = run_refs.store_url(args.db, args.results_dir)
     sides = [run_refs.load_side(ref, url) for ref in args.runs]
+    check_metric_names(args.metric, sides)
     comparison = compare.compare(sides, args.metric or None)
     if not comparison.rows:
         raise run_refs.RunRefError("the runs have no figure in common" + (f" for {', '.join(args.metric)}"

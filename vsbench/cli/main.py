@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run every testcase K times (median and spread are reported; compare uses them)")
     ci = parser.add_argument_group("CI gates (exit 3 when one fails)")
     ci.add_argument("--fail-below", action="append", default=[], metavar="METRIC[@B]=V",
-                    help="fail when a figure is below V, e.g. ndr_fps=1e6 or ndr_fps@64=1.5M (repeatable)")
+                    help="fail when a figure is below V, e.g. ndr_fps=1e6 or ndr_fps@64=1.5M (repeatable; a "
+                         "metric or frame size the run does not measure is refused before it runs)")
     ci.add_argument("--fail-above", action="append", default=[], metavar="METRIC[@B]=V",
                     help="fail when a figure is above V, e.g. latency_p99_ns=50000 (repeatable)")
     ci.add_argument("--baseline", metavar="RUN", help="a run directory or stored run id to check regressions against")
@@ -181,6 +182,7 @@ def run_recompute(argv: Sequence[str], out: Console) -> int:
     for needed in ("results.json", "config.yaml", "trials.jsonl"):
         if not (run_dir / needed).is_file():
             raise UsageError(f"{run_dir}: not a run directory ({needed} missing)")
+    _check_recompute_inputs(run_dir)
     problems = recheck.verify(run_dir)
     if problems:
         for problem in problems:
@@ -196,6 +198,25 @@ def run_recompute(argv: Sequence[str], out: Console) -> int:
     out.print(f"{run_dir}: every reported figure recomputes exactly from trials.jsonl and config.yaml",
               markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
+
+
+def _check_recompute_inputs(run_dir: Path) -> None:
+    """The run's files read as the report reads them, before the recomputation trusts them:
+    a run directory is the user's input (copied, edited, truncated), and a config.yaml that
+    is binary or not a run configuration, or an unreadable results.json or trials.jsonl, is
+    one line naming the file (exit 2), not an internal error from deep in the
+    recomputation."""
+    from vsbench.results import report_data
+
+    try:
+        files = report_data.load_run(run_dir)
+    except report_data.ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    names = (report_data.RESULTS_FILE, report_data.CONFIG_FILE, report_data.TRIALS_FILE)
+    for problem in files.problems:
+        if problem.startswith(names) and ("cannot read" in problem or "not a vsbench" in problem
+                                          or "does not match its schema" in problem):
+            raise UsageError(f"cannot recompute {run_dir}/{problem.removesuffix('; shown as far as readable')}")
 
 
 def build_report_parser() -> argparse.ArgumentParser:
@@ -389,8 +410,10 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         except MatrixError as exc:
             raise UsageError(str(exc)) from None
     plans = repeated(resolve_plans(args), args.repeat)
+    if args.baseline_variant:
+        _check_baseline_variant(args.baseline_variant, plans)
     results_dir = Path(plans[0].config["results_dir"])
-    options = _after_run_options(args, results_dir)
+    options = _after_run_options(args, results_dir, plans)
     options.figures = args.json or args.repeat > 1 or any(p.config.get("thresholds") for p in plans)
     if args.junit is not None and not args.junit.parent.is_dir():
         raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
@@ -447,7 +470,7 @@ def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
                           markup=False, highlight=False, soft_wrap=True)
         return EXIT_OK
     results_dir = Path(base.get("results_dir") or "results")
-    options = _after_run_options(args, results_dir)
+    options = _after_run_options(args, results_dir, [p.plan for p in plan.runnable])
     if args.junit is not None and not args.junit.parent.is_dir():
         raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
     from vsbench.runner import after_run
@@ -466,22 +489,58 @@ def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
     return finished.exit_code
 
 
-def _after_run_options(args: argparse.Namespace, results_dir: Path):
+def _check_baseline_variant(text: str, plans: Sequence[TestPlan]) -> None:
+    """``--baseline-variant`` must pick one variant of the run's matrices: checked before
+    the run, since the matrix table that uses it is drawn after the last trial."""
+    from vsbench.results.feature_matrix import MatrixError, check_baseline, parse_baseline
+    from vsbench.runner import gate_check
+
+    try:
+        check_baseline(parse_baseline(text), gate_check.variants_by_testcase(plans), text)
+    except MatrixError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _parse_thresholds(args: argparse.Namespace, plans: Sequence[TestPlan]) -> list:
+    """``--fail-below``/``--fail-above``, parsed and checked against what ``plans`` will
+    measure (:mod:`vsbench.runner.gate_check`); every error names its option and value."""
+    from vsbench.results import thresholds
+    from vsbench.runner import gate_check
+
+    figures = gate_check.figures_of(plans)
+    found = []
+    for option, kind, specs in (("--fail-below", thresholds.BELOW, args.fail_below),
+                                 ("--fail-above", thresholds.ABOVE, args.fail_above)):
+        for spec in specs:
+            try:
+                threshold = thresholds.parse(spec, kind)
+            except thresholds.ThresholdError as exc:
+                said = str(exc)
+                raise UsageError(f"{option}: {said}" if spec in said else f"{option} {spec}: {said}") from None
+            gate_check.check_threshold(option, spec, threshold, figures)
+            found.append(threshold)
+    gate_check.check_regression_metrics(args.regression_metric, figures)
+    gate_check.check_testcase_thresholds(plans)
+    return found
+
+
+def _after_run_options(args: argparse.Namespace, results_dir: Path, plans: Sequence[TestPlan] = ()):
     """The gates, JUnit file and store of a run, checked before anything runs (a bad
-    threshold or an unknown baseline is exit 2, not a wasted run)."""
+    threshold, a gate on a figure ``plans`` will not measure or an unknown baseline is exit
+    2, not a wasted run)."""
     from vsbench.results import thresholds
     from vsbench.runner import after_run, run_refs
 
-    gates = thresholds.Gates(
-        thresholds=[thresholds.parse(s, thresholds.BELOW) for s in args.fail_below]
-        + [thresholds.parse(s, thresholds.ABOVE) for s in args.fail_above],
-        regression_metrics=args.regression_metric or None,
-    )
+    gates = thresholds.Gates(thresholds=_parse_thresholds(args, plans),
+                             regression_metrics=args.regression_metric or None)
     url = run_refs.store_url(args.db, results_dir)
     if args.max_regression is not None:
         if args.baseline is None:
             raise UsageError("--max-regression needs --baseline RUN")
-        gates.max_regression_percent = thresholds.parse_percent(args.max_regression)
+        try:
+            gates.max_regression_percent = thresholds.parse_percent(args.max_regression)
+        except thresholds.ThresholdError as exc:
+            raise UsageError(f"--max-regression {args.max_regression}: {exc}") from None
     if args.baseline is not None:
         gates.baseline = run_refs.load_side(args.baseline, url)
     record = (args.store or args.db is not None or run_refs.URL_ENV in os.environ) and not args.no_store

@@ -27,9 +27,10 @@ says that too.
 
 from __future__ import annotations
 
+import difflib
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from vsbench.results.run_metrics import Gap, MetricKey, MetricValue, RunMetrics, unit_of
 from vsbench.results.significance import Change, compare_values
@@ -127,11 +128,63 @@ def _same(value: Any, wanted: str) -> bool:
 
 
 def _matches(variant: Variant, wanted: Mapping[str, str]) -> bool:
+    return _settings_match(variant.settings, wanted)
+
+
+def _settings_match(settings: Mapping[str, Any], wanted: Mapping[str, str]) -> bool:
     for key, value in wanted.items():
-        found = [k for k in variant.settings if k == key or k.endswith("." + key)]
-        if len(found) != 1 or not _same(variant.settings[found[0]], value):
+        found = _keys_named(settings, key)
+        if len(found) != 1 or not _same(settings[found[0]], value):
             return False
     return True
+
+
+def _keys_named(settings: Iterable[str], key: str) -> list[str]:
+    """The dimensions ``key`` names: by full dotted path or by its last part(s)."""
+    return [k for k in settings if k == key or k.endswith("." + key)]
+
+
+def check_baseline(wanted: Mapping[str, str], variants_by_case: Mapping[str, Sequence[Mapping[str, Any]]],
+                   text: str) -> None:
+    """Refuse a ``--baseline-variant`` (``wanted``, as typed: ``text``) that cannot pick a
+    baseline in this run, before it runs: a key that is no dimension of any matrix (the
+    closest one offered), or a matrix none of whose variants -- or more than one -- has the
+    settings asked. ``variants_by_case`` maps each testcase to its plans' matrix settings.
+
+    Why before: the matrix table is drawn after the last trial, and a typo there used to
+    cost the whole run its table ("feature matrix not shown") for a one-character mistake.
+    A matrix whose dimensions do not include every key asked is left alone: the key is for
+    another testcase of the run."""
+    if not wanted:
+        return
+    matrices: dict[str, list[Mapping[str, Any]]] = {}
+    for case, variants in variants_by_case.items():
+        distinct: dict[str, Mapping[str, Any]] = {}
+        for settings in variants:
+            distinct.setdefault(repr(sorted(settings.items())), settings)
+        if len(distinct) >= 2:
+            matrices[case] = list(distinct.values())
+    if not matrices:
+        raise MatrixError(f"--baseline-variant {text}: no test of this run has variants to compare (a matrix, "
+                          f"or --test-params lists)")
+    dimensions = list(dict.fromkeys(k for variants in matrices.values() for v in variants for k in v))
+    for key in wanted:
+        if not _keys_named(dimensions, key):
+            names = list(dict.fromkeys([*dimensions, *(d.rsplit(".", 1)[-1] for d in dimensions)]))
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise MatrixError(f"--baseline-variant {text}: {key!r} is not a dimension of this run's matrices"
+                              f"{hint} (dimensions: {', '.join(dimensions)})")
+    for case, variants in matrices.items():
+        dims = list(dict.fromkeys(k for v in variants for k in v))
+        if not all(_keys_named(dims, key) for key in wanted):
+            continue
+        chosen = [v for v in variants if _settings_match(v, wanted)]
+        if len(chosen) != 1:
+            values = "; ".join(f"{d}: {', '.join(dict.fromkeys(str(v.get(d)) for v in variants))}"
+                               for d in dims if any(_keys_named([d], k) for k in wanted))
+            raise MatrixError(f"--baseline-variant {text}: matches {len(chosen)} of the {len(variants)} variants "
+                              f"of {case}, not one ({values})")
 
 
 def _number(value: Any) -> float | None:

@@ -64,6 +64,20 @@ METRIC_UNITS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+#: The figures of a TCP workload and of a back-to-back test (no reported points).
+TCP_METRICS = ("tcp_gbps", "tcp_cores_per_gbps", "tcp_retransmits", "tcp_rtt_mean_us")
+B2B_METRICS = ("b2b_frames_avg",)
+
+
+def point_metrics(point_name: Any) -> tuple[str, ...]:
+    """The metrics a reported point named ``point_name`` (a search goal, ``continuous``,
+    ...) can give: its throughput, switched throughput and throughput per core -- the names
+    :func:`extract` gives them, for checking a gate's metric before a run
+    (:mod:`vsbench.runner.gate_check`)."""
+    slug = metric_slug(point_name)
+    return f"{slug}_fps", f"{slug}_switched_fps", f"{slug}_fps_per_core"
+
+
 def unit_of(metric: str) -> tuple[str, bool]:
     """(unit, higher is better) of a metric name, from its suffix."""
     for suffix, unit, higher_is_better in METRIC_UNITS:
@@ -296,7 +310,6 @@ def _frame_metrics(fs: Mapping[str, Any], trials: Mapping[int, TrialRecord]) -> 
         value = _num(point.get("throughput_fps"))
         if value is None:
             continue
-        name = metric_slug(point.get("name"))
         flags = _point_flags(fs, point)
         low, high = _num(point.get("lower_bound_fps")), _num(point.get("upper_bound_fps"))
         interval, basis = None, ""
@@ -304,15 +317,16 @@ def _frame_metrics(fs: Mapping[str, Any], trials: Mapping[int, TrialRecord]) -> 
             interval, basis = Interval(low, high), "search bounds"
         reps = point.get("repetitions") if isinstance(point.get("repetitions"), Mapping) else {}
         rep_samples = [v for v in (_num(x) for x in reps.get("lower_bounds_fps") or []) if v is not None]
-        yield f"{name}_fps", value, interval, basis, flags, rep_samples if len(rep_samples) >= 2 else None
+        throughput_metric, switched_metric, per_core_metric = point_metrics(point.get("name"))
+        yield throughput_metric, value, interval, basis, flags, rep_samples if len(rep_samples) >= 2 else None
         switched = _num(point.get("switched_fps"))  # x switching operations, when results.json has it
         if switched is not None and value:
             ops = switched / value
-            yield (f"{name}_switched_fps", switched, None if interval is None else Interval(low * ops, high * ops),
+            yield (switched_metric, switched, None if interval is None else Interval(low * ops, high * ops),
                    basis, flags, [r * ops for r in rep_samples] if len(rep_samples) >= 2 else None)
         per_core = _num((point.get("efficiency") or {}).get("fps_per_core")) if isinstance(point.get("efficiency"), Mapping) else None
         if per_core is not None:
-            yield f"{name}_fps_per_core", per_core, None, "", flags, None
+            yield per_core_metric, per_core, None, "", flags, None
     primary = points[0] if points else None
     if primary is not None:
         flags = _point_flags(fs, primary)

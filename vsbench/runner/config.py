@@ -69,13 +69,22 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    """A YAML file that must hold a mapping (an empty file is an empty mapping)."""
+    """A YAML file that must hold a mapping (an empty file is an empty mapping).
+
+    Every YAML file a user hands vsbench comes through here (``--conf-file``, a testcase of
+    ``--testcase-dir``, a suite file), so every way it can be unreadable is a one-line
+    :class:`ConfigError` naming the file: a binary file or one in another encoding is not
+    text, which ``read_text`` reports as ``UnicodeDecodeError`` -- neither an ``OSError``
+    nor a YAML error, so it used to escape as an internal error."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a YAML text file (byte {exc.object[exc.start]:#04x} at offset "
+                          f"{exc.start} is not UTF-8)") from None
     try:
         data = yaml_text.safe_load(text)
     except yaml.YAMLError as exc:

@@ -160,6 +160,35 @@ def _matrix_dimensions(
 
 PLUGIN_SECTIONS = ("vswitch", "trafficgen", "vnf")
 
+#: The RFC 2544 trial duration (``--test-params "trial_duration=2"``) and the search's own
+#: trial lengths it stands for when the user asks for it (:func:`_search_follows_trial_duration`).
+TRIAL_DURATION = "traffic.trial_duration_s"
+SEARCH_TRIAL_DURATIONS = ("search.trial_duration_s", "search.final_trial_duration_s")
+
+
+def _search_follows_trial_duration(config: dict[str, Any], asked: Mapping[str, Any]) -> None:
+    """A trial duration the user asked for (``--test-params``, a suite's params) is the
+    length of every search trial: ``search.trial_duration_s`` and
+    ``search.final_trial_duration_s`` become ``traffic.trial_duration_s`` unless the same
+    params set them too (``search.trial_duration_s`` asked for: the search's lengths are
+    left to it), written into the plan so config.yaml says what ran.
+
+    Why only an asked one: the default search (``multi``) searches with 1 s trials, and
+    ``traffic.trial_duration_s`` is 60 s in conf/ and in nearly every testcase (VSPERF's
+    RFC 2544 length, used by the ``rfc2544``/``tst009`` modes and the confirmation trial).
+    Following that default would make every plain run sixty times slower; ignoring the
+    user's value left config.yaml and the report saying "2 s" over 1 s search trials. A
+    value from the configuration layers (conf/, ``--conf-file``, the testcase) leaves the
+    search's own defaults alone."""
+    if TRIAL_DURATION not in asked or SEARCH_TRIAL_DURATIONS[0] in asked:
+        return  # asked for the search's own length: the final stage follows it as ever
+    value = cfg.get_path(config, TRIAL_DURATION)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return  # refused by the schema, under its own name
+    for path in SEARCH_TRIAL_DURATIONS:
+        if path not in asked:
+            cfg.set_path(config, path, value)
+
 
 def _check_dimensions_apply(testcase: Testcase, dims: Mapping[str, list[Any]], config: Mapping[str, Any]) -> None:
     """A dimension in another plugin's section than the selected one's changes nothing."""
@@ -231,6 +260,7 @@ def build_plans(
             cfg.set_path(config, path, value)
         for target, source in testcase.links.items():
             cfg.set_path(config, target, cfg.get_path(config, source))
+        _search_follows_trial_duration(config, resolved_params)
         where = f"test {testcase.name}" + (f" {variant}" if variant else "")
         cfg.validate_config(config, where)
         plans.append(TestPlan(name=testcase.name, config=config, variant=variant))

@@ -131,7 +131,8 @@ def search_config(job: FrameSizeJob, max_load: float) -> SearchConfig:
 
     Trial lengths: ``multi`` searches with ``search.trial_duration_s`` (default 1 s); the
     binary modes and confirmation trials use ``traffic.trial_duration_s`` (the RFC 2544
-    trial duration, ``--test-params "trial_duration=2"``).
+    trial duration). ``--test-params "trial_duration=2"`` sets both (the plan's
+    ``search.trial_duration_s`` is written when the plan is built).
     """
     section = {k: v for k, v in job.search_section.items() if k != "max_load_fps"}
     min_load = float(section.get("min_load_fps") or 1000.0)

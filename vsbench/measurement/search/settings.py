@@ -9,7 +9,10 @@ Trial durations: ``full_trial_duration_s`` is the RFC 2544 trial length (the run
 ``traffic.trial_duration_s``, 60 s by default) and is used by ``rfc2544``, ``tst009``, the
 optional confirmation and -- unless ``search.trial_duration_s`` says otherwise -- the plain
 ``binary`` mode. The ``multi`` mode searches with short trials, ``search.trial_duration_s``
-(default 1 s) and ``search.final_trial_duration_s`` (default: the same).
+(default 1 s) and ``search.final_trial_duration_s`` (default: the same). A trial duration
+the user asks for (``--test-params "trial_duration=2"``) reaches this module as
+``search.trial_duration_s``: the runner writes it into the plan
+(:func:`vsbench.runner.testcases._search_follows_trial_duration`).
 """
 
 from __future__ import annotations
