@@ -27,7 +27,7 @@ SEED_TABLES = Path("/work/shared/reference/seed-tables.md")
 #: suite -> (the ids CI measures, --test-params that shorten them further)
 SHORT = {
     "onp21_ovs_dpdk": (["000/T7-5"], "frame_sizes=[64]"),
-    "ovs_optimized_deployment": (["001/T7"], "frame_sizes=[112];topology.lanes=1"),
+    "ovs_optimized_deployment": (["001/T7"], "frame_sizes=[112];topology.lanes=1;search.time_budget_s=10"),
     "vrouter_prox": (["002/F12"], "frame_sizes=[64];dut.routes=[1024]"),
     "ovs_tc_vs_ovs_dpdk": (["003/G6.1.1"], "dut.rules=[64,8000]"),
     "tcp_workloads": (["004/TC3"], "trial_duration=3"),
