@@ -79,8 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --suite: run only what these ids' tables need (e.g. 000/T7-5); the others are "
                              "listed as not asked for")
     parser.add_argument("--list-suites", action="store_true", help="list the suites and exit")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="with --suite: print what would run and what this host cannot run, create nothing")
+    parser.add_argument("--dry-run", "--show-config", dest="dry_run", action="store_true",
+                        help="print what would run and create nothing: with --test, each plan's variant, "
+                             "resolved configuration and the most traffic time it takes; with --suite, the "
+                             "suite's plans and what this host cannot run")
     parser.add_argument("--testcase-dir", metavar="DIR", type=Path,
                         help="read testcases from DIR instead of the installed ones")
     parser.add_argument("--conf-dir", metavar="DIR", type=Path,
@@ -394,7 +396,7 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         return EXIT_OK
     if args.suite:
         return run_suite(args, out, err)
-    for option in ("profile", "dry_run", "only"):
+    for option in ("profile", "only"):
         if getattr(args, option):
             raise UsageError(f"--{option.replace('_', '-')} goes with --suite NAME")
     if not args.test:
@@ -415,6 +417,9 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     results_dir = Path(plans[0].config["results_dir"])
     options = _after_run_options(args, results_dir, plans)
     options.figures = args.json or args.repeat > 1 or any(p.config.get("thresholds") for p in plans)
+    if args.dry_run:
+        _print_dry_run(plans, out)
+        return EXIT_OK
     if args.junit is not None and not args.junit.parent.is_dir():
         raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
 
@@ -438,6 +443,18 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     if args.json:
         out.file.write(json.dumps(finished.summary, indent=2, allow_nan=False) + "\n")
     return finished.exit_code
+
+
+def _print_dry_run(plans: Sequence[TestPlan], out: Console) -> None:
+    """``--dry-run`` with ``--test``: every plan's resolved configuration, then one block
+    per plan and the total traffic time, last so that it is what the terminal shows."""
+    from vsbench.runner import dry_run
+
+    for plan in plans:
+        out.file.write("---\n" + dry_run.resolved_configuration(plan))
+    out.file.write("...\n")
+    for line in dry_run.describe(plans):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
