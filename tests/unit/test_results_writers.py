@@ -257,3 +257,16 @@ def test_csv_latency_of_a_trial_sent_as_asked_is_valid():
     row = next(csv.DictReader(writers.results_csv_text(results).splitlines()))
     assert row["latency_valid"] == "true" and row["latency_invalid_reason"] == ""
     assert row["generator_limited"] == "false" and row["at_generator_ceiling"] == "false"
+
+
+def test_results_json_reads_back_into_the_model_it_was_written_from(tmp_path):
+    # vsbench show prints a run's end-of-run table again from results.json alone
+    results, _ = _run_results()
+    doc = writers.write_results_json(tmp_path / "results.json", results)
+    again = RunResults.from_json(json.loads((tmp_path / "results.json").read_text()))
+    assert again.to_json() == doc
+    assert type(again.tests[0].frame_sizes[0].points[0].latency).__name__ == "LatencyStats"
+    older = json.loads(json.dumps(doc))
+    del older["tests"][0]["frame_sizes"][0]["latency_points"]  # a field an older file lacks
+    older["tests"][0]["frame_sizes"][0]["some_newer_field"] = 1  # and one a newer file adds
+    assert RunResults.from_json(older).tests[0].frame_sizes[0].latency_points == []
