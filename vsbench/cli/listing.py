@@ -12,6 +12,11 @@ from vsbench.runner import plugins
 from vsbench.runner.testcases import Testcase
 
 
+#: From this many columns on no column is capped: piped output (200 columns, cli.main) keeps
+#: each cell on one line where it fits, as scripts reading it expect.
+WIDE = 120
+
+
 def print_testcases(console: Console, cases: Iterable[Testcase]) -> None:
     """Every testcase with its description's first clause. Nothing is cut with an
     ellipsis: a narrow terminal wraps (a long name folds), and piped output (main() gives it
@@ -20,12 +25,13 @@ def print_testcases(console: Console, cases: Iterable[Testcase]) -> None:
     table = Table(title="Testcases", show_lines=False)
     # Deployment and traffic type share a column so the description keeps room at 80
     # columns; a name longer than the cap folds, never cut.
-    table.add_column("name", style="bold", overflow="fold", max_width=28)
-    table.add_column("deployment, traffic", overflow="fold", max_width=18)
+    narrow = console.width < WIDE
+    table.add_column("name", style="bold", overflow="fold", max_width=28 if narrow else None)
+    table.add_column("deployment, traffic", overflow="fold", max_width=18 if narrow else None)
     table.add_column("description", overflow="fold", ratio=1)
     for case in cases:
         traffic = case.layer.get("traffic", {}).get("type", "")
-        table.add_row(case.name, f"{case.deployment}\n{traffic}", escape(_summary(case.description)))
+        table.add_row(case.name, f"{case.deployment}, {traffic}", escape(_summary(case.description)))
     console.print(table)
 
 
@@ -47,17 +53,17 @@ def print_plugins(console: Console) -> None:
     squeezed the reason out of sight)."""
     infos = plugins.describe_all()
     table = Table(title=f"Plugins (this vsbench provides plugin API {plugins.provided_api()})")
+    narrow = console.width < WIDE
     table.add_column("kind", overflow="fold")
-    # Capped so the reason keeps room at 80 columns; a longer name folds, never cut.
-    table.add_column("name", style="bold", overflow="fold", max_width=22)
-    table.add_column("package", overflow="fold", max_width=18)
+    # Capped on a narrow terminal so the reason keeps room; a longer name folds, never cut.
+    table.add_column("name", style="bold", overflow="fold", max_width=22 if narrow else None)
+    table.add_column("package", overflow="fold", max_width=18 if narrow else None)
     table.add_column("description, or why it cannot be used", overflow="fold", ratio=1)
     for info in infos:
         detail = escape(info.description)
         if info.problem:
             detail = f"[red]{escape(info.problem)}[/red]"
-        package = (f"{escape(info.distribution)} {escape(info.version)}\n"
-                   f"{info.origin}, API {escape(info.api_version or '-')}")
+        package = f"{escape(info.distribution)} {escape(info.version)} {info.origin}, API {escape(info.api_version or '-')}"
         table.add_row(info.kind, info.name, package, detail)
     console.print(table)
     unusable = [i for i in infos if not i.usable]
