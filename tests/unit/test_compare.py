@@ -168,7 +168,8 @@ def test_tests_of_other_topologies_pair_by_position_and_results_switched_fps_is_
                                             "topology": {"topology": "pvp" if ops > 1 else "p2p"}},
                                  ["complete"])], metrics)
 
-    comparison = compare.compare([run("a", "phy2phy_tput", 1, 1e6), run("b", "pvp_tput", 2, 0.4e6, switched=0.8e6)])
+    comparison = compare.compare([run("a", "phy2phy_tput", 1, 1e6), run("b", "pvp_tput", 2, 0.4e6, switched=0.8e6)],
+                                 pair_by_position=True)
     rows = {row.key.metric: row for row in comparison.rows}
     assert rows["ndr_fps"].changes[1].percent == pytest.approx(-60.0)
     assert rows["ndr_switched_fps"].values[1].value == 0.8e6  # results.json's own, not recomputed

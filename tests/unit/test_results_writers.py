@@ -223,3 +223,50 @@ def _walk(node):
     yield node
     for child in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()):
         yield from _walk(child)
+
+
+def test_csv_carries_every_caveat_of_results_json():
+    # Issue 26 item 2: a run whose results.json said at_generator_ceiling had
+    # generator_limited=false on every CSV row, and a row's latency came from a trial the
+    # generator did not send as asked with nothing in the CSV saying so.
+    from vsbench.results.model import LatencyPoint
+
+    results, _ = _run_results()
+    fs = results.tests[0].frame_sizes[0]
+    point = fs.points[0]
+    point.at_generator_ceiling = True
+    point.lower_bound_provisional = True
+    point.sending_caveat = "late"
+    fs.latency_points = [LatencyPoint("NDR", "NDR", 1.0, 1e6, point.latency_trial_index, valid=False,
+                                      invalid_reason="generator: trafgen needed 1.06 s")]
+    rows = list(csv.DictReader(writers.results_csv_text(results).splitlines()))
+    row, not_run = rows
+    assert row["generator_limited"] == "true" and row["at_generator_ceiling"] == "true"
+    assert row["lower_bound_provisional"] == "true" and row["sending_caveat"] == "late"
+    assert row["latency_valid"] == "false" and "1.06 s" in row["latency_invalid_reason"]
+    assert row["latency_avg_ns"] == "25.0"  # the figure stays; the flag says what it is
+    assert not_run["at_generator_ceiling"] == "" and not_run["latency_valid"] == ""
+
+
+def test_csv_latency_of_a_trial_sent_as_asked_is_valid():
+    from vsbench.results.model import LatencyPoint
+
+    results, _ = _run_results()
+    fs = results.tests[0].frame_sizes[0]
+    fs.latency_points = [LatencyPoint("NDR", "NDR", 1.0, 1e6, fs.points[0].latency_trial_index)]
+    row = next(csv.DictReader(writers.results_csv_text(results).splitlines()))
+    assert row["latency_valid"] == "true" and row["latency_invalid_reason"] == ""
+    assert row["generator_limited"] == "false" and row["at_generator_ceiling"] == "false"
+
+
+def test_results_json_reads_back_into_the_model_it_was_written_from(tmp_path):
+    # vsbench show prints a run's end-of-run table again from results.json alone
+    results, _ = _run_results()
+    doc = writers.write_results_json(tmp_path / "results.json", results)
+    again = RunResults.from_json(json.loads((tmp_path / "results.json").read_text()))
+    assert again.to_json() == doc
+    assert type(again.tests[0].frame_sizes[0].points[0].latency).__name__ == "LatencyStats"
+    older = json.loads(json.dumps(doc))
+    del older["tests"][0]["frame_sizes"][0]["latency_points"]  # a field an older file lacks
+    older["tests"][0]["frame_sizes"][0]["some_newer_field"] = 1  # and one a newer file adds
+    assert RunResults.from_json(older).tests[0].frame_sizes[0].latency_points == []

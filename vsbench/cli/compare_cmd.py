@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one run: the variant the others are compared with (keys by full or last name, "
                              "e.g. smc_enable=false); default: each matrix's first variant. One without a figure "
                              "(skipped, no NDR) gives way to the first variant that has one; a note says so")
+    parser.add_argument("--pair-by-position", action="store_true",
+                        help="compare runs that share no testcase (phy2phy_tput against pvp_tput) test by test "
+                             "in run order; without it such runs are refused (exit 2)")
     parser.add_argument("--metric", action="append", metavar="NAME", default=[],
                         help="only this metric (repeatable), e.g. ndr_fps, latency_p99_ns")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
@@ -52,7 +55,7 @@ def csv_text(comparison: compare.Comparison) -> str:
 
 
 def terminal_table(comparison: compare.Comparison) -> Table:
-    names = comparison.run_names
+    names = [escape(h) for h in comparison.run_headings]  # "A <run>", "B <run>": distinct even for one run twice
     table = Table(title=f"vsbench compare: baseline {names[0]}", title_justify="left")
     for header in ("Test", "Frame B", "Metric", "Unit", names[0]):
         table.add_column(header, justify="right" if header in ("Frame B", names[0]) else "left")
@@ -85,7 +88,7 @@ def scaling_tables(comparison: compare.Comparison) -> list[Table]:
         table.add_column(curve.axis.plural.capitalize(), justify="right")
         for size in curve.frame_sizes():
             for i, run in enumerate(curve.runs):
-                table.add_column(f"{size} B {run} Mpps", justify="right")
+                table.add_column(f"{size} B {compare.side_label(i)} {escape(run)} Mpps", justify="right")
                 if i:
                     table.add_column("change", justify="right")
         for count in curve.counts():
@@ -129,13 +132,17 @@ def _flagged(value, gap: str | None = None) -> str:
 
 
 def flag_notes(comparison: compare.Comparison) -> list[str]:
-    found: dict[str, set[str]] = {}
+    """What each ``*`` stands for, per run: each flag with its frame sizes in numeric order
+    (sorted as text they read "1024 B, 128 B, ..., 64 B")."""
+    found: dict[str, dict[str, set[int]]] = {}
     for row in comparison.rows:
-        for run, value in zip(comparison.runs, row.values):
+        for heading, value in zip(comparison.run_headings, row.values):
             if value is not None:
                 for flag in value.flags:
-                    found.setdefault(run.name, set()).add(f"{flag} at {row.key.frame_size_bytes} B")
-    return [f"* {name}: {', '.join(sorted(flags))}" for name, flags in found.items()]
+                    found.setdefault(heading, {}).setdefault(flag, set()).add(row.key.frame_size_bytes)
+    return [f"* {heading}: " + "; ".join(f"{flag} at {', '.join(f'{s} B' for s in sorted(sizes))}"
+                                         for flag, sizes in sorted(flags.items()))
+            for heading, flags in found.items()]
 
 
 def matrix_table(fm) -> Table:
@@ -295,7 +302,7 @@ def suite_tables(comparison) -> list[Table]:
     """One table per id: each row's figure on every run and its change against the first."""
     from vsbench.results import compare_suite  # noqa: F401 - the type of ``comparison``
 
-    names = comparison.run_names
+    names = [f"{compare.side_label(i)} {n}" for i, n in enumerate(comparison.run_names)]
     tables = []
     for id_, statuses in comparison.statuses.items():
         rows = [r for r in comparison.rows if r.id == id_]
@@ -327,6 +334,14 @@ def run_suites(args: argparse.Namespace, docs: list[tuple[str, dict]], out: Cons
     from vsbench.results import compare_suite
 
     comparison = compare_suite.compare(docs)
+    seen: dict[str, int] = {}
+    for i, (name, _) in enumerate(docs):
+        if name in seen:
+            Console(stderr=True).print(f"vsbench: warning: {compare.side_label(i)} and "
+                                       f"{compare.side_label(seen[name])} are the same run ({name}): every change "
+                                       "between them is zero by construction", markup=False, highlight=False,
+                                       soft_wrap=True)
+        seen.setdefault(name, i)
     if args.format == "json":
         text = json.dumps({"suite": compare_suite.to_json(comparison)}, indent=2, allow_nan=False) + "\n"
     elif args.format == "csv":
@@ -375,7 +390,13 @@ def run(args: argparse.Namespace, out: Console) -> int:
     url = run_refs.store_url(args.db, args.results_dir)
     sides = [run_refs.load_side(ref, url) for ref in args.runs]
     check_metric_names(args.metric, sides)
-    comparison = compare.compare(sides, args.metric or None)
+    try:
+        comparison = compare.compare(sides, args.metric or None, pair_by_position=args.pair_by_position)
+    except compare.NotComparable as exc:
+        raise run_refs.RunRefError(str(exc)) from None
+    warn = Console(stderr=True)
+    for warning in comparison.warnings:
+        warn.print(f"vsbench: warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if not comparison.rows:
         raise run_refs.RunRefError("the runs have no figure in common" + (f" for {', '.join(args.metric)}"
                                                                          if args.metric else ""))
@@ -405,19 +426,21 @@ def _print_table(comparison: compare.Comparison, out: Console) -> None:
     out.print(terminal_table(comparison))
     for table in scaling_tables(comparison):
         out.print(table)
-    names = comparison.run_names
+    names = comparison.run_headings
     diffs = comparison.differences
     if diffs:
         table = Table(title="What differs between the runs", title_justify="left")
         table.add_column("Scope")
         table.add_column("Field")
         for name in names:
-            table.add_column(name)
+            table.add_column(escape(name))
         for d in diffs:
             table.add_row(escape(d.scope), d.name, *("-" if v is None else escape(str(v)) for v in d.values))
         out.print(table)
     for note in flag_notes(comparison):
         out.print(note, markup=False, highlight=False, soft_wrap=True)
+    for warning in comparison.warnings:  # again under the table, where a saved -o FILE keeps it
+        out.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     for note in comparison.notes:
         out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 

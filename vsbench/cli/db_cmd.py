@@ -31,8 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser, parser_class: type) -> None:
     p.add_argument("--testcase", metavar="NAME", help="only runs with this testcase")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (default 50; 0: all)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p = sub.add_parser("show", parents=[common], help="one stored run: what ran and its figures")
-    p.add_argument("run", metavar="RUN", help="run id (or a unique prefix)")
+    p = sub.add_parser("show", parents=[common], help="one stored run: what ran and its figures (a run "
+                                                      "directory: as vsbench show RUN_DIR)")
+    p.add_argument("run", metavar="RUN", help="run id (or a unique prefix), or a run directory")
     p.add_argument("--json", action="store_true", help="print the stored results.json, sysinfo.json and plans")
     p = sub.add_parser("trend", parents=[common], help="one figure over the stored runs, as a table and an HTML page")
     p.add_argument("--test", metavar="NAME", help="testcase name or test label")
@@ -47,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser, parser_class: type) -> None:
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
+    if args.action == "show" and not args.json and Path(args.run).is_dir():
+        # a run directory needs no store: ``vsbench show`` reads it (it used to fail here)
+        from vsbench.cli import show_cmd
+
+        files, where = show_cmd.load(args.run, "")
+        show_cmd.print_run(files, where, out)
+        return 0
     url = run_refs.store_url(args.db, args.results_dir)
     if args.action == "import" and not args.db and not Path(args.results_dir).is_dir():
         Path(args.results_dir).mkdir(parents=True)

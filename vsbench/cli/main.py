@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                "'vsbench cleanup' removes what a killed run left behind; "
                "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials; "
                "'vsbench report RUN_DIR' (re)writes a run's report.html from its files; "
+               "'vsbench show RUN' prints a run's summary, validity, caveats and gates; "
                "'vsbench compare RUN_A RUN_B' compares runs; 'vsbench db import|list|show|trend' uses the "
                "results store; 'vsbench conformance --vswitch|--vnf|--trafficgen NAME' checks a plugin "
                "against the plugin contract. Exit codes: 0 ok, 1 a test failed to run, 2 bad input, 3 a "
@@ -272,6 +273,25 @@ def _refresh_suite(run_dir: Path, out: Console) -> None:
     document.write(run_dir, document.rebuild(run_dir, suite))
 
 
+def build_show_parser() -> argparse.ArgumentParser:
+    from vsbench.cli import show_cmd
+
+    parser = _Parser(prog="vsbench show",
+                     description="A run as text, from its files: the summary table its terminal showed (also "
+                                 "in RUN_DIR/summary.txt), its validity notes, the caveats on its figures and "
+                                 "its testcases' gates. RUN is a run directory (stored or not) or a stored run id.")
+    show_cmd.add_arguments(parser)
+    return parser
+
+
+def run_show(argv: Sequence[str], out: Console) -> int:
+    args = build_show_parser().parse_args(argv)
+    _setup_logging(args.debug)
+    from vsbench.cli import show_cmd
+
+    return show_cmd.run(args, out)
+
+
 def build_compare_parser() -> argparse.ArgumentParser:
     from vsbench.cli import compare_cmd
 
@@ -347,7 +367,7 @@ def _json_error(argv: Sequence[str], code: int, message: str) -> None:
     """With ``--json``, a run that could not start still prints its JSON document, so a
     script reading stdout always gets one."""
     if "--json" in argv and (not argv or argv[0] not in ("compare", "db", "doctor", "cleanup", "recompute",
-                                                          "report")):
+                                                          "report", "show")):
         from vsbench.runner.after_run import SUMMARY_SCHEMA_ID
 
         sys.stdout.write(json.dumps({"schema": SUMMARY_SCHEMA_ID, "exit_code": code, "run_dir": None,
@@ -580,6 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_recompute(argv[1:], out)
         if argv and argv[0] == "report":
             return run_report(argv[1:], out)
+        if argv and argv[0] == "show":
+            return run_show(argv[1:], out)
         if argv and argv[0] == "compare":
             return run_compare(argv[1:], out)
         if argv and argv[0] == "db":
@@ -621,6 +643,7 @@ PARSERS = {
     "vsbench cleanup": build_cleanup_parser,
     "vsbench recompute": build_recompute_parser,
     "vsbench report": build_report_parser,
+    "vsbench show": build_show_parser,
     "vsbench compare": build_compare_parser,
     "vsbench db": build_db_parser,
     "vsbench conformance": build_conformance_parser,

@@ -9,13 +9,18 @@ table, and where deployments differ in switching operations each throughput is a
 multiplied by them (ONP 2.1 section 5.2: the comparable figure across topologies).
 
 Tests are matched by label (testcase plus matrix variant); a test that only one run has is
-listed as such, never silently dropped.
+listed as such, never silently dropped. Runs that share no test at all are refused
+(:class:`NotComparable`) unless the caller asks to pair their tests by position (another
+topology's testcase, phy2phy_tput against pvp_tput): pairing silently made a comparison of
+two unrelated runs look like a valid one. Each run is headed by a letter and its name
+(:attr:`Comparison.run_headings`), so a run compared with itself -- which
+:func:`compare` notes -- still gets two distinct columns.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from vsbench.results.run_metrics import MetricKey, MetricValue, RunMetrics, TestInfo, unit_of
 from vsbench.results.significance import Change, compare_values
@@ -46,16 +51,50 @@ class Difference:
     values: list[Any]
 
 
+class NotComparable(ValueError):
+    """The runs cannot be compared as asked; one line for the user."""
+
+
+#: The letters that head the runs of a comparison, in order (then A2, B2, ...).
+SIDE_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def side_label(index: int) -> str:
+    """``A`` for the baseline, ``B`` for the next run, ..."""
+    letter = SIDE_LETTERS[index % len(SIDE_LETTERS)]
+    return letter if index < len(SIDE_LETTERS) else f"{letter}{index // len(SIDE_LETTERS) + 1}"
+
+
 @dataclass
 class Comparison:
     runs: list[RunMetrics]
     rows: list[Row]
     differences: list[Difference] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Warnings the user must see before reading the table (the same run twice).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def run_names(self) -> list[str]:
         return [r.name for r in self.runs]
+
+    @property
+    def run_headings(self) -> list[str]:
+        """``A 20261127-...`` per run: distinct even when one run is compared with itself."""
+        return [f"{side_label(i)} {r.name}" for i, r in enumerate(self.runs)]
+
+
+def same_runs(runs: Sequence[RunMetrics]) -> list[str]:
+    """One warning per run that is another side's run again (by run id): its changes are
+    zero by construction and say nothing."""
+    warnings = []
+    for i, run in enumerate(runs):
+        for j in range(i):
+            if sorted(run.run_ids) == sorted(runs[j].run_ids):
+                warnings.append(f"{side_label(i)} and {side_label(j)} are the same run ({run.name}): every change "
+                                f"between them is zero by construction")
+                break
+    return warnings
 
 
 def _metric_rank(metric: str) -> tuple[int, str]:
@@ -124,13 +163,18 @@ def differences(runs: Sequence[RunMetrics]) -> list[Difference]:
     return out
 
 
-def align(run: RunMetrics, baseline: RunMetrics) -> tuple[RunMetrics, list[str]]:
-    """``run`` with its tests relabelled as the baseline's, by position, when the two share
-    no test label (another topology's testcase: phy2phy_tput against pvp_tput); else
-    ``run`` itself. Returns the notes saying what was paired with what."""
+def align(run: RunMetrics, baseline: RunMetrics, by_position: bool = False) -> tuple[RunMetrics, list[str]]:
+    """``run`` itself when it shares a test label with the baseline. When it shares none
+    (another topology's testcase: phy2phy_tput against pvp_tput): with ``by_position``
+    its tests relabelled as the baseline's, by position, and the notes saying what was
+    paired with what; without, :class:`NotComparable`."""
     base_labels = [t.label for t in baseline.tests]
-    if not base_labels or {t.label for t in run.tests} & set(base_labels):
+    if not base_labels or not run.tests or {t.label for t in run.tests} & set(base_labels):
         return run, []
+    if not by_position:
+        theirs, ours = _few(t.label for t in run.tests), _few(base_labels)
+        raise NotComparable(f"{run.name} ({theirs}) has no testcase in common with the baseline {baseline.name} "
+                            f"({ours}); --pair-by-position compares their tests in run order")
     mapping = {t.label: b for t, b in zip(run.tests, base_labels)}
     notes = [f"{run.name}: {old} compared as {new} (no test label in common: paired by position)"
              for old, new in mapping.items() if old != new]
@@ -147,14 +191,25 @@ def align(run: RunMetrics, baseline: RunMetrics) -> tuple[RunMetrics, list[str]]
     return aligned, notes
 
 
-def compare(runs: Sequence[RunMetrics], metrics: Sequence[str] | None = None) -> Comparison:
-    """Compare ``runs`` against ``runs[0]``; ``metrics`` limits the metric names shown."""
+def _few(labels: Iterable[str], shown: int = 3) -> str:
+    """The first ``shown`` distinct labels, and how many more (an error stays one readable line)."""
+    distinct = list(dict.fromkeys(labels))
+    more = f" and {len(distinct) - shown} more" if len(distinct) > shown else ""
+    return ", ".join(distinct[:shown]) + more
+
+
+def compare(runs: Sequence[RunMetrics], metrics: Sequence[str] | None = None,
+            pair_by_position: bool = False) -> Comparison:
+    """Compare ``runs`` against ``runs[0]``; ``metrics`` limits the metric names shown.
+    A run sharing no test with the baseline raises :class:`NotComparable` unless
+    ``pair_by_position`` (:func:`align`)."""
     if len(runs) < 2:
         raise ValueError("a comparison needs at least two runs")
+    warnings = same_runs(runs)
     pairing: list[str] = []
     aligned = [runs[0]]
     for run in runs[1:]:
-        same, notes = align(run, runs[0])
+        same, notes = align(run, runs[0], pair_by_position)
         aligned.append(same)
         pairing += notes
     runs = aligned
@@ -181,7 +236,7 @@ def compare(runs: Sequence[RunMetrics], metrics: Sequence[str] | None = None) ->
                 other.uncertainty if other else None, unit_of(key.metric)[1]))
         rows.append(Row(key, values, changes))
     gap_notes = _gaps(runs, rows)
-    comparison = Comparison(list(runs), rows, differences(runs), list(pairing) + gap_notes)
+    comparison = Comparison(list(runs), rows, differences(runs), list(pairing) + gap_notes, warnings)
     for label in test_order:
         missing = [r.name for r in runs if r.test(label) is None]
         if missing:
@@ -232,14 +287,15 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
 
     return {
         "schema": "vsbench.compare/1",
-        "runs": [{"name": r.name, "run_ids": r.run_ids, "started_at": r.started_at, "status": r.status}
-                 for r in comparison.runs],
+        "runs": [{"name": r.name, "label": side_label(i), "run_ids": r.run_ids, "started_at": r.started_at,
+                  "status": r.status} for i, r in enumerate(comparison.runs)],
         "rows": [{"test": row.key.test, "frame_size_bytes": row.key.frame_size_bytes, "metric": row.key.metric,
                   "unit": row.key.unit, "higher_is_better": row.key.higher_is_better,
                   "values": [value_doc(v) for v in row.values],
                   "changes": [change_doc(c) for c in row.changes]} for row in comparison.rows],
         "differences": [{"scope": d.scope, "name": d.name, "values": d.values} for d in comparison.differences],
         "notes": list(comparison.notes),
+        "warnings": list(comparison.warnings),
     }
 
 

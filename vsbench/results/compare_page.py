@@ -69,7 +69,7 @@ def _scale(rows: Sequence[Row]) -> float:
 
 
 def rows_table(comparison: Comparison, rows: Sequence[Row]) -> Table:
-    names = comparison.run_names
+    names = comparison.run_headings
     headers: list[tuple[str, ...]] = [("Test", ""), ("Frame size", "B"), ("Metric", ""), ("Unit", "")]
     headers.append((f"Baseline: {names[0]}", "value", ""))
     for name in names[1:]:
@@ -154,8 +154,8 @@ def scaling_blocks(comparison: Comparison) -> list[Any]:
 def build(comparison: Comparison, generated_at: str | None = None) -> dict[str, Any]:
     """The page model of ``templates/compare.html.j2``."""
     generated_at = generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
-    names = comparison.run_names
-    runs = [KeyValues([(("Baseline" if i == 0 else f"Run {i + 1}"),
+    names = comparison.run_headings
+    runs = [KeyValues([(("Baseline A" if i == 0 else f"Run {names[i].split(' ', 1)[0]}"),
                         f"{r.name} · started {r.started_at or DASH} · status {r.status or DASH}")
                        for i, r in enumerate(comparison.runs)])]
     sut = [d for d in comparison.differences if d.scope == "sut"]
@@ -186,7 +186,8 @@ def build(comparison: Comparison, generated_at: str | None = None) -> dict[str, 
                           "measurement intervals (search bounds, probe confidence intervals); unknown when "
                           "neither exists. Highlighted rows carry a validity flag (see each run's report).",
                           "muted")]
-    notes = [Paragraph.of(n, "muted") for n in comparison.notes]
+    notes = [Paragraph.of(f"warning: {w}", "error") for w in comparison.warnings]
+    notes += [Paragraph.of(n, "muted") for n in comparison.notes]
     return {
         "page": {
             "title": f"vsbench compare {' vs '.join(names)}",

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -576,6 +578,14 @@ class RunResults:
         doc = dataclasses.asdict(self)
         return {"schema": RESULTS_SCHEMA_ID, **_jsonable(doc)}
 
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "RunResults":
+        """The model of a results.json document, the inverse of :meth:`to_json`, so what a
+        run printed at its end can be printed again from its files (``vsbench show``).
+        Read present-if-present: a field an older file lacks takes its default, one a newer
+        file adds is ignored."""
+        return _from_plain(cls, doc)
+
 
 # -- helpers -------------------------------------------------------------------------------
 
@@ -604,6 +614,29 @@ def _histogram_to_json(hist: LatencyHistogram | None) -> dict[str, Any] | None:
         "max_ns": _opt_float(hist.max_ns),
         "mean_ns": _opt_float(hist.mean_ns),
     }
+
+
+def _from_plain(kind: Any, value: Any) -> Any:
+    """``value`` (plain JSON) as type ``kind``: dataclasses field by field (by their type
+    hints), lists and dicts element by element, ``X | None`` as X when not None."""
+    if value is None:
+        return None
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(kind) if a is not type(None)]
+        return _from_plain(options[0], value) if len(options) == 1 else value
+    if origin is list and isinstance(value, list):
+        (item,) = typing.get_args(kind) or (Any,)
+        return [_from_plain(item, v) for v in value]
+    if dataclasses.is_dataclass(kind) and isinstance(value, dict):
+        hints = typing.get_type_hints(kind)
+        known = {f.name: f for f in dataclasses.fields(kind) if f.init}
+        args = {name: _from_plain(hints[name], value[name]) for name in known if name in value}
+        for name, f in known.items():  # an older file's missing required field: unknown
+            if name not in args and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                args[name] = None
+        return kind(**args)
+    return value
 
 
 def _jsonable(value: Any) -> Any:

@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
@@ -365,6 +365,25 @@ def _test_notes(files: RunFiles, test: dict[str, Any]) -> list[Note]:
             detail = ", ".join(f"{tag} x{n}" for tag, n in sorted(invalid_tally(records).items()))
             notes.append(Note("warning", f"{invalid} of {len(records)} trials invalid ({detail})", index, size))
     return notes
+
+
+def latency_not_as_asked(fs: Any, point: Any) -> Mapping[str, Any] | None:
+    """The latency point that gave ``point`` its latency when the generator did not send
+    that trial as asked (``valid`` false), else None.
+
+    Its figures are not the latency at the point's load -- a generator that fell behind
+    queues its own probes, so they can be orders of magnitude off -- and a reader must not
+    take them for the DUT's: the report leaves them out of plots and flags them in tables.
+    """
+    if not isinstance(fs, Mapping) or not isinstance(point, Mapping):
+        return None
+    index = point.get("latency_trial_index")
+    if index is None:
+        return None
+    for lp in fs.get("latency_points") or []:
+        if isinstance(lp, Mapping) and lp.get("trial_index") == index and lp.get("valid") is False:
+            return lp
+    return None
 
 
 def finite(value: Any) -> float | None:

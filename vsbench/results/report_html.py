@@ -52,6 +52,7 @@ from vsbench.results.report_data import (
     finite,
     goal_loss_ratios,
     invalid_tally,
+    latency_not_as_asked,
     load_run,
     validity_notes,
 )
@@ -318,8 +319,9 @@ def _summary_section(files: RunFiles) -> list[Any]:
                 rows.append([
                     plan_title(files, test.get("plan_index")), fs.get("frame_size_bytes", DASH), point.get("name") or DASH,
                     fmt_mpps(point.get("throughput_fps")), fmt_fixed(point.get("throughput_l1_mbps"), 1),
-                    fmt_fixed(point.get("line_rate_percent"), 2), fmt_fixed(lat.get("min_ns")),
-                    fmt_fixed(lat.get("avg_ns")), fmt_fixed(lat.get("max_ns")), _point_flag(fs, point),
+                    fmt_fixed(point.get("line_rate_percent"), 2),
+                    *_latency_cells(fs, point, [lat.get(k) for k in ("min_ns", "avg_ns", "max_ns")]),
+                    _point_flag(fs, point),
                 ])
                 classes.append(_row_class(fs, point))
     if not rows:
@@ -481,6 +483,8 @@ def _point_flag(fs: Mapping[str, Any], point: Mapping[str, Any]):
         return badge("no result", "error")
     if point.get("valid") is False:
         return badge("invalid", "error")
+    if latency_not_as_asked(fs, point) is not None:
+        return badge("latency invalid: trial not sent as asked", "warning")
     if point.get("lower_bound_provisional"):
         return badge("provisional lower bound", "warning")
     if point.get("sending_caveat"):
@@ -494,10 +498,20 @@ def _point_flag(fs: Mapping[str, Any], point: Mapping[str, Any]):
     return badge("ok", "ok")
 
 
+def _latency_cells(fs: Mapping[str, Any], point: Mapping[str, Any], values: Sequence[Any]) -> list[Any]:
+    """Latency figures of ``point`` as table cells; in italics with a mark when the
+    generator did not send their trial as asked, so nobody reads them as the DUT's latency
+    at that load (the row's validity badge says why)."""
+    if latency_not_as_asked(fs, point) is None:
+        return [fmt_fixed(v) for v in values]
+    return [Em(f"{fmt_fixed(v)} ✗") if finite(v) is not None else fmt_fixed(v) for v in values]
+
+
 def _row_class(fs: Mapping[str, Any], point: Mapping[str, Any] | None) -> str:
     if fs.get("status") in ("failed", "interrupted") or (point is not None and point.get("valid") is False):
         return "failed"
-    if point is not None and (point.get("regular") is False or fs.get("invalid_trial_count")):
+    if point is not None and (point.get("regular") is False or fs.get("invalid_trial_count")
+                              or latency_not_as_asked(fs, point) is not None):
         return "bad"
     return ""
 
@@ -548,7 +562,7 @@ def _throughput_table(test: Mapping[str, Any], name: str) -> list[Any]:
         row += [fmt_fps(p.get("throughput_fps")), fmt_mpps(p.get("throughput_fps")),
                 fmt_fixed(p.get("throughput_l1_mbps"), 1), fmt_fixed(p.get("throughput_l2_mbps"), 1),
                 fmt_fixed(p.get("line_rate_percent"), 2), fmt_ratio_percent(p.get("loss_ratio"))]
-        row += [fmt_fixed(lat.get(k)) for k in lat_keys]
+        row += _latency_cells(fs, p, [lat.get(k) for k in lat_keys])
         if lat_keys:
             sent = lat.get("probes_sent")
             row.append(DASH if not lat else f"{lat.get('samples', DASH)}" + (f" of {sent}" if sent is not None else ""))
@@ -760,7 +774,8 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
                         "dashed, and the share of the nominal line rate in %."))
     parts.append(figure(report_plots.latency_figure(test),
                         "One-way latency at the reported throughput versus frame size (results.json): average "
-                        "with the min..max range in µs, from the latency trial named in the tables."))
+                        "with the min..max range in µs, from the latency trial named in the tables; a latency "
+                        "trial the generator did not send as asked is left out (flagged ✗ in the tables)."))
     parts.append(_trace(files, test, config))
     if isinstance(index, int):
         parts.append(_invalid_table(files, index))

@@ -22,7 +22,9 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from vsbench.results.model import TrialRecord
-from vsbench.results.report_data import FAIL, INVALID, MEASURED, MIXED, PASS, finite, trial_verdict
+from vsbench.results.report_data import (
+    FAIL, INVALID, MEASURED, MIXED, PASS, finite, latency_not_as_asked, trial_verdict,
+)
 
 #: Deterministic output (same files -> same report), fonts as outlines.
 RC = {
@@ -203,24 +205,49 @@ def latency_figure(test: Mapping[str, Any]) -> str | None:
 
 
 def _latency_svg(test: Mapping[str, Any]) -> str | None:
-    """Average latency with its min..max range versus frame size, one series per point."""
+    """Average latency with its min..max range versus frame size, one series per point.
+
+    A point whose latency trial the generator did not send as asked is left out (the title
+    says how many): its figures are not the latency at that load, and one such bar -- a
+    generator that fell behind queues its own probes for milliseconds -- would flatten every
+    real one. The tables still show it, flagged.
+    """
     frames = _sizes(test)
     names = point_names(test)
     sizes = [fs["frame_size_bytes"] for fs in frames]
+    series, left_out = latency_series(test)
+    if not series:
+        return None
+    extra = [k for k in latency_keys([_point(fs, n) or {} for fs in frames for n in names
+                                      if latency_not_as_asked(fs, _point(fs, n)) is None])
+             if k not in _LATENCY_MAIN]
+    return _draw_latency(frames, sizes, series, extra, left_out)
+
+
+def latency_series(test: Mapping[str, Any]) -> tuple[list[tuple[int, str, list[tuple[int, Mapping[str, Any]]]]], int]:
+    """The latency figure's series -- (colour index, point name, [(frame size index,
+    latency)]) -- and how many points were left out because the generator did not send
+    their latency trial as asked."""
+    frames = _sizes(test)
     series = []
-    for k, name in enumerate(names):
+    left_out = 0
+    for k, name in enumerate(point_names(test)):
         rows = []
         for i, fs in enumerate(frames):
             point = _point(fs, name)
             latency = point.get("latency") if point else None
             if isinstance(latency, Mapping) and finite(latency.get("avg_ns")) is not None:
+                if latency_not_as_asked(fs, point) is not None:
+                    left_out += 1
+                    continue
                 rows.append((i, latency))
         if rows:
             series.append((k, name, rows))
-    if not series:
-        return None
-    extra = [k for k in latency_keys([_point(fs, n) or {} for fs in frames for n in names])
-             if k not in _LATENCY_MAIN]
+    return series, left_out
+
+
+def _draw_latency(frames: Sequence[Mapping[str, Any]], sizes: Sequence[int], series: Sequence[Any],
+                  extra: Sequence[str], left_out: int) -> str:
     with matplotlib.rc_context(RC):
         fig = Figure(figsize=(10, 2.9))
         ax = fig.subplots()
@@ -250,7 +277,8 @@ def _latency_svg(test: Mapping[str, Any]) -> str | None:
         _size_axis(ax, sizes)
         ax.set_ylabel("one-way latency (µs)")
         ax.set_ylim(bottom=0)
-        ax.set_title("Latency at the reported throughput")
+        ax.set_title("Latency at the reported throughput" + (
+            f" ({left_out} left out: latency trial not sent as asked, see the tables)" if left_out else ""))
         ax.legend(fontsize=8, loc="best")
         return _data_uri(fig)
 

@@ -46,7 +46,9 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: ``pdr_lower_bound_fps``, ``pdr_upper_bound_fps``, ``pdr_loss_ratio`` (of the goal named
 #: PDR, when the search had one), ``latency_p50_ns``, ``latency_p99_ns`` (primary goal's
 #: latency trial; empty when too few samples back the percentile), ``search_mode``,
-#: ``max_load_fps`` (after any generator-limited lowering), ``generator_limited``,
+#: ``max_load_fps`` (after any generator-limited lowering), ``generator_limited`` (the
+#: generator, not the DUT, bounded the row: max_load was lowered to what the generator
+#: delivered, or the goal sits at the generator's ceiling -- ``at_generator_ceiling``),
 #: ``effective_seconds`` (wall time of the frame size's trials), ``switch_cores`` (CPU
 #: the switch consumed at the primary point's trial, in cores) and ``fps_per_core``
 #: (frames/s received per core the switch consumed there), ``b2b_frames_avg``, ``b2b_implied_buffer_time_s``, ``b2b_corrected_buffer_time_s``
@@ -64,7 +66,15 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: ``rx_wrong_frames`` (frames of the frame size's trials that arrived other than the DUT
 #: should have delivered them; empty when the generator does not verify), ``tcp_gbps``,
 #: ``tcp_retransmits``, ``tcp_cores_per_gbps`` (traffic type tcp: goodput, retransmitted
-#: segments, endpoint and switch CPU per Gbit/s of the reported run).
+#: segments, endpoint and switch CPU per Gbit/s of the reported run); the caveats
+#: results.json carries on the row's point, so a script reading only the CSV sees them:
+#: ``at_generator_ceiling`` (the goal is the generator's measured ceiling and the DUT
+#: forwarded all of it: a lower bound of the DUT's throughput), ``lower_bound_provisional``
+#: (the search's budget ran out; the figure is an earlier stage's), ``sending_caveat``
+#: (``disturbed`` or ``late``: the reported trial was not sent as asked, yet the search
+#: measured by it), ``latency_valid`` (false: the latency figures come from a trial the
+#: generator did not send as asked, so they are not the latency at this load; empty
+#: without latency) and ``latency_invalid_reason`` (why).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -131,6 +141,11 @@ CSV_COLUMNS: tuple[str, ...] = (
     "tcp_gbps",
     "tcp_retransmits",
     "tcp_cores_per_gbps",
+    "at_generator_ceiling",
+    "lower_bound_provisional",
+    "sending_caveat",
+    "latency_valid",
+    "latency_invalid_reason",
 )
 
 
@@ -218,7 +233,7 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         "latency_p99_ns": percentiles.get("p99"),
         "search_mode": fs.search_mode,
         "max_load_fps": fs.max_load_fps,
-        "generator_limited": fs.generator_limited,
+        "generator_limited": fs.generator_limited or point.at_generator_ceiling,
         "effective_seconds": fs.effective_seconds,
         "switch_cores": (point.efficiency or {}).get("switch_cores"),
         "fps_per_core": (point.efficiency or {}).get("fps_per_core"),
@@ -241,6 +256,14 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
                    "switched_fps": point.switched_fps, "cpu_oversubscribed": point.cpu_oversubscribed,
                    "switch_lost_frames": lost.get("switch"), "vnf_lost_frames": lost.get("vnf"),
                    "outer_frame_size_bytes": fs.outer_frame_size_bytes, "rx_wrong_frames": fs.rx_wrong_frames})
+    values.update({"at_generator_ceiling": point.at_generator_ceiling if fs.points else None,
+                   "lower_bound_provisional": point.lower_bound_provisional if fs.points else None,
+                   "sending_caveat": point.sending_caveat})
+    if latency is not None:
+        latency_trial = next((lp for lp in fs.latency_points if lp.trial_index == point.latency_trial_index), None)
+        values["latency_valid"] = latency_trial is None or latency_trial.valid
+        if latency_trial is not None and not latency_trial.valid:
+            values["latency_invalid_reason"] = latency_trial.invalid_reason or "not sent as asked"
     if fs.tcp is not None:
         values.update({"tcp_gbps": fs.tcp.gbps, "tcp_retransmits": fs.tcp.retransmits,
                        "tcp_cores_per_gbps": fs.tcp.cores_per_gbps})

@@ -9,6 +9,8 @@ numbers come from the result model.
 
 from __future__ import annotations
 
+import io
+import logging
 from pathlib import Path
 
 from rich.console import Console
@@ -17,7 +19,15 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from vsbench.runner import display_efficiency
+from vsbench.results import writers
 from vsbench.results.model import FrameSizeResult, GeneratorFloor, ReportedPoint, RunResults, TestResult, TrialRecord
+
+log = logging.getLogger(__name__)
+
+#: The end-of-run summary, as the terminal showed it, in every run directory.
+SUMMARY_FILE = "summary.txt"
+#: Its width: wide enough that no table of it is squeezed (as piped output, cli.main).
+SUMMARY_WIDTH = 200
 
 
 def fmt_rate(fps: float | None) -> str:
@@ -182,7 +192,16 @@ class RunDisplay:
     # -- summary --------------------------------------------------------------------------
 
     def summary(self, results: RunResults, run_dir: Path) -> None:
+        """The end-of-run tables and notes, and their copy in ``run_dir``/summary.txt
+        (:func:`save_summary`)."""
         self.close_progress()
+        self.print_summary(results)
+        self.console.print(final_line(results, run_dir), highlight=False)
+        save_summary(results, run_dir)
+
+    def print_summary(self, results: RunResults) -> None:
+        """One table per test with its notes, then the scaling tables: what a run ends
+        with, and what ``vsbench show`` prints again from results.json."""
         for test in results.tests:
             self.console.print(self.table(test))
             for line in display_efficiency.frame_size_lines(test):
@@ -203,7 +222,6 @@ class RunDisplay:
                 self.note(f"note: {note}")
         for table in display_efficiency.scaling_tables(results):
             self.console.print(table)
-        self.console.print(f"run {results.run_id}: {results.status}; results in {run_dir}", highlight=False)
 
     @staticmethod
     def tcp_table(test: TestResult) -> Table:
@@ -255,8 +273,14 @@ class RunDisplay:
             p = fs.primary
             lat = p.latency if p else None
             by_name = {q.name: q for q in fs.points}
-            status = (fs.status + (" generator-limited" if fs.generator_limited else "")
+            # generator-limited as results.csv says it: max_load lowered, or a goal at the
+            # generator's ceiling; latency-invalid: its trial was not sent as asked
+            limited = fs.generator_limited or any(q.at_generator_ceiling for q in fs.points)
+            lat_invalid = p is not None and any(lp.trial_index == p.latency_trial_index and not lp.valid
+                                                for lp in fs.latency_points)
+            status = (fs.status + (" generator-limited" if limited else "")
                       + (" provisional" if any(q.lower_bound_provisional for q in fs.points) else "")
+                      + (" latency-invalid" if lat_invalid else "")
                       + ("" if not fs.notes else " *"))
             floor = fs.generator_floor if fs.generator_floor is not None and fs.generator_floor.measured else None
             table.add_row(
@@ -276,6 +300,31 @@ class RunDisplay:
                 status,
             )
         return table
+
+
+def final_line(results: RunResults, run_dir: Path) -> str:
+    return f"run {results.run_id}: {results.status}; results in {run_dir}"
+
+
+def summary_text(results: RunResults, run_dir: Path) -> str:
+    """The end-of-run summary as plain text, :data:`SUMMARY_WIDTH` columns wide (a CI log's
+    or a file's lines are not a terminal's)."""
+    buffer = io.StringIO()
+    display = RunDisplay(Console(file=buffer, width=SUMMARY_WIDTH, color_system=None, force_terminal=False))
+    display.print_summary(results)
+    display.console.print(final_line(results, run_dir), highlight=False)
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def save_summary(results: RunResults, run_dir: Path) -> None:
+    """Write :data:`SUMMARY_FILE`: the table the terminal showed at the end of the run was
+    lost with the terminal (a CI log scrolled away, a closed ssh session), and it is the
+    first thing a reader of the run directory wants. A failure to write it is a warning,
+    never the run's failure: results.json has every figure."""
+    try:
+        writers.write_atomic(Path(run_dir) / SUMMARY_FILE, summary_text(results, run_dir))
+    except OSError as exc:
+        log.warning("%s not written: %s", Path(run_dir) / SUMMARY_FILE, exc)
 
 
 def vnf_cells(point: ReportedPoint | None) -> tuple[str, str, str]:
