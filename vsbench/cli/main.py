@@ -229,7 +229,11 @@ def build_report_parser() -> argparse.ArgumentParser:
                                  "run also gets its suite.json built again under the suite as installed now.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE",
-                        help="where to write the report (default RUN_DIR/report.html)")
+                        help="where to write the report (default RUN_DIR/report.html; with --format vsperf "
+                             "a directory, default RUN_DIR)")
+    parser.add_argument("--format", choices=("html", "vsperf"), default="html",
+                        help="html: report.html (default); vsperf: VSPERF's result_<i>_<test>_<deployment>.csv "
+                             "files (throughput_rx_fps, min_latency_ns, ...), for dashboards fed by VSPERF")
     parser.add_argument("-v", "--debug", action="store_true")
     return parser
 
@@ -239,6 +243,8 @@ def run_report(argv: Sequence[str], out: Console) -> int:
     _setup_logging(args.debug)
     from vsbench.results import report_data, report_html
 
+    if args.format == "vsperf":
+        return _write_vsperf_csv(args.run_dir, args.output, out)
     if args.output is not None and not args.output.parent.is_dir():
         raise UsageError(f"cannot write {args.output}: no directory {args.output.parent}")
     _refresh_suite(args.run_dir, out)
@@ -475,6 +481,30 @@ def _print_dry_run(plans: Sequence[TestPlan], out: Console) -> None:
     out.file.write("...\n")
     for line in dry_run.describe(plans):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _write_vsperf_csv(run_dir: Path, output: Path | None, out: Console) -> int:
+    """``vsbench report RUN_DIR --format vsperf``: VSPERF's result CSV files of the run."""
+    from vsbench.results import report_data, vsperf_csv, writers
+    from vsbench.results.model import RunResults
+
+    target = output if output is not None else run_dir
+    if not target.is_dir():
+        raise UsageError(f"cannot write VSPERF CSV files to {target}: not a directory")
+    try:
+        results = RunResults.from_json(report_data.load_run(run_dir).results)
+    except report_data.ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+    texts = vsperf_csv.files(results)
+    if not texts:
+        raise UsageError(f"{run_dir}: no test of the run has a frame size: no VSPERF CSV to write")
+    for name, text in texts.items():
+        try:
+            writers.write_atomic(target / name, text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {target / name}: {exc.strerror or exc}") from None
+        out.print(f"wrote {target / name}", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
 
 
 def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
