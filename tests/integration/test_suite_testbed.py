@@ -31,9 +31,16 @@ ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "tests" / "fixtures" / "suites" / "smoke.yaml"
 
 
+def _default_sighup() -> None:
+    """A run inherits an ignored SIGHUP (nohup) and keeps ignoring it, by design; the run
+    under test must see SIGHUP as an ssh session's end would deliver it, whatever started
+    the test runner."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def vsbench(*args: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "vsbench.cli.main", *args], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sighup, **kwargs)
 
 
 def run_dir_of(results: Path) -> Path:
