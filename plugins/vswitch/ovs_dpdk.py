@@ -36,6 +36,7 @@ softirq work share CPU 0 (``dpdk_lcore_mask 0x1``).
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
@@ -480,9 +481,26 @@ class OvsDpdk(OvsSwitchBase):
                 commands.run(argv, netns=self.context.dut_netns, timeout_s=10)
         except commands.CommandError as exc:
             raise PluginError(f"ovs_dpdk: cannot give the VTEP address {address} to {real}: {exc}") from exc
-        self.ctl.appctl("ovs/route/add", f"{options['remote_ip']}/32", real)
+        self._add_tunnel_route(f"{options['remote_ip']}/32", real)
         self.ctl.appctl("tnl/neigh/set", real, str(options["remote_ip"]), str(options["remote_mac"]))
         self.underlays[spec.name] = {"bridge": real, "port": phy.name, "vtep": address}
+
+    def _add_tunnel_route(self, prefix: str, bridge: str, wait_s: float = 10.0) -> None:
+        """``ovs/route/add PREFIX BRIDGE``, retried while ovs-vswitchd does not yet know the
+        address just given to ``bridge``: it takes the route's source address from its own
+        copy of the port's addresses, which it refreshes when it processes the kernel's
+        netlink notice in its main loop. On a loaded 2-CPU host the add can come first and
+        fail with "Error while inserting route." (seen in a suite run); the notice arrives
+        within milliseconds to a few seconds."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self.ctl.appctl("ovs/route/add", prefix, bridge)
+                return
+            except PluginError as exc:
+                if "Error while inserting route" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.2)
 
     def max_frame_bytes(self) -> int:
         """Largest Ethernet frame (FCS included) every port forwards: the L3 MTU plus 18,
