@@ -41,7 +41,7 @@ def test_every_command_is_documented_and_dispatched(built, capsys):
         with pytest.raises(SystemExit) as exc:  # main() knows the command: --help exits 0
             cli.main([*words, "--help"])
         assert exc.value.code == 0, title
-    for action in ("import", "list", "show", "trend"):
+    for action in ("import", "list", "show", "trend", "delete"):
         assert f"usage: vsbench db {action}" in text
     assert "130" in text and "a gate failed" in text
     capsys.readouterr()

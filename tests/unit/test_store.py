@@ -15,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.unit.runs_kit import make_run, vsbench
+from vsbench.results import schema
 from vsbench.results import store as store_mod
 from vsbench.results.store import SCHEMA_VERSION, Store, StoreError
 
@@ -67,7 +68,7 @@ def store_url(request, tmp_path):
     url = request.getfixturevalue("postgres_url")
     engine = sa.create_engine(store_mod._engine_url(url))
     with engine.begin() as conn:  # every test starts from an empty database
-        for table in ("metrics", "tests", "runs", "vsbench_meta"):
+        for table in ("run_tags", "suite_rows", "metrics", "tests", "runs", "vsbench_meta"):
             conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table} CASCADE")
     engine.dispose()
     return url
@@ -160,3 +161,107 @@ def test_bad_urls_and_hidden_passwords(tmp_path, capsys):
     assert code == 2 and "secret" not in err and "***" in err
     code, _, err = vsbench("db", "list", "--db", f"sqlite:///{tmp_path}/no/such/dir/x.sqlite", capsys=capsys)
     assert code == 2 and "no directory" in err
+
+
+ONE_SIZE = "frame_sizes=[64];trial_duration=1"
+
+
+def test_tags_are_kept_listed_and_filter_list_and_trend(tmp_path, testkit, store_url, capsys):
+    results = testkit["results"]
+    e810 = make_run(tmp_path, testkit, results, "--db", store_url, "--tag", "nic=e810", "--tag", "kernel=6.1",
+                    params=ONE_SIZE)
+    cx6 = make_run(tmp_path, testkit, results, "--db", store_url, "--tag", "nic=cx6", params=ONE_SIZE,
+                   capacity_fps=0.9e6)
+    plain = make_run(tmp_path, testkit, results, "--db", store_url, params=ONE_SIZE)
+    e810_id, cx6_id, plain_id = (r.name.rsplit("-", 1)[1] for r in (e810, cx6, plain))
+    doc = json.loads((e810 / "results.json").read_text())
+    assert doc["tags"] == {"nic": "e810", "kernel": "6.1"}
+    schema.validate(doc, "results.schema.json")
+    with pytest.raises(schema.SchemaViolation, match="tags"):
+        schema.validate({**doc, "tags": {"bad key": "x"}}, "results.schema.json")
+    assert json.loads((plain / "results.json").read_text())["tags"] == {}
+    capsys.readouterr()
+
+    code, out, _ = vsbench("db", "list", "--db", store_url, "--json", capsys=capsys)
+    listed = {r["run_id"]: r for r in json.loads(out)}
+    assert code == 0 and set(listed) == {e810_id, cx6_id, plain_id}
+    assert listed[e810_id]["tags"] == {"kernel": "6.1", "nic": "e810"} and listed[plain_id]["tags"] == {}
+    assert listed[e810_id]["vswitches"] == ["marker_switch"] and listed[e810_id]["trafficgens"] == ["model_gen"]
+    code, out, _ = vsbench("db", "list", "--db", store_url, "--tag", "nic=e810", "--json", capsys=capsys)
+    assert [r["run_id"] for r in json.loads(out)] == [e810_id]
+    code, out, _ = vsbench("db", "list", "--db", store_url, "--tag", "nic=e810", "--tag", "kernel=5.10", "--json",
+                           capsys=capsys)
+    assert json.loads(out) == []  # every tag must match
+    code, out, _ = vsbench("db", "list", "--db", store_url, capsys=capsys)
+    header = next(line for line in out.splitlines() if "Run" in line and "Started" in line)
+    assert all(h in header for h in ("Switch", "Generator", "Tags"))
+    assert "marker_switch" in out and "model_gen" in out and "kernel=6.1, nic=e810" in out
+    code, out, _ = vsbench("db", "show", cx6_id, "--db", store_url, capsys=capsys)
+    assert "tags: nic=cx6" in out
+
+    code, out, err = vsbench("db", "trend", "--test", "phy2phy_tput", "--metric", "ndr_fps", "--tag", "nic=cx6",
+                             "--db", store_url, capsys=capsys)
+    assert code == 0, err
+    assert cx6_id in out and e810_id not in out and plain_id not in out
+    code, _, err = vsbench("db", "trend", "--test", "phy2phy_tput", "--tag", "nic=x710", "--db", store_url,
+                           capsys=capsys)
+    assert code == 2 and "with tags nic=x710" in err and err.count("\n") == 1
+
+
+def test_bad_tags_are_one_line_exit_2_before_anything_runs(tmp_path, testkit, capsys):
+    results = testkit["results"]
+    code, _, err = vsbench("--test", "phy2phy_tput", "--test-params", ONE_SIZE, "--results-dir", str(results),
+                           "--tag", "nic", capsys=capsys)
+    assert code == 2 and err.count("\n") == 1 and "--tag 'nic': expected KEY=VALUE" in err
+    assert not results.exists() or not any(p.is_dir() for p in results.iterdir())  # no run was made
+    for action in (("list",), ("trend", "--test", "phy2phy_tput")):
+        code, _, err = vsbench("db", *action, "--db", f"sqlite:///{tmp_path / 's.sqlite'}", "--tag", "=x",
+                               capsys=capsys)
+        assert code == 2 and err.count("\n") == 1 and "--tag '=x'" in err and "Traceback" not in err
+    assert not (tmp_path / "s.sqlite").exists()  # refused before a store file was made
+
+
+def test_delete_removes_every_row_of_a_run_and_keeps_its_directory(tmp_path, testkit, store_url, capsys):
+    results = testkit["results"]
+    gone, kept = (make_run(tmp_path, testkit, results, "--db", store_url, "--tag", f"which={w}", params=ONE_SIZE)
+                  for w in ("gone", "kept"))
+    gone_id, kept_id = gone.name.rsplit("-", 1)[1], kept.name.rsplit("-", 1)[1]
+    capsys.readouterr()
+    code, _, err = vsbench("db", "delete", gone_id, "nosuch", "--db", store_url, capsys=capsys)
+    assert code == 2 and "no run 'nosuch'" in err and err.count("\n") == 1
+    with Store(store_url) as store:
+        assert len(store.list_runs()) == 2  # one unknown id deletes none
+
+    code, out, err = vsbench("db", "delete", gone_id, "--db", store_url, capsys=capsys)
+    assert code == 0, err
+    assert out.startswith(f"{gone_id}: deleted from ") and "metrics" in out and "1 run_tags" in out
+    assert str(gone.resolve()) in out and gone.is_dir()
+    with Store(store_url) as store:
+        assert [r.run_id for r in store.list_runs()] == [kept_id]
+        with store.engine.connect() as conn:
+            for table in store_mod.RUN_TABLES:
+                left = conn.execute(sa.select(sa.func.count()).select_from(table)
+                                    .where(table.c.run_id == gone_id)).scalar()
+                assert left == 0, table.name
+    code, _, err = vsbench("db", "delete", gone_id, "--db", store_url, capsys=capsys)
+    assert code == 2 and f"no run '{gone_id}'" in err
+    code, out, _ = vsbench("db", "import", str(gone), "--db", store_url, capsys=capsys)
+    assert f"{gone_id}: added" in out  # the directory brings it back, tags and all
+    with Store(store_url) as store:
+        assert store.get(gone_id).tags == {"which": "gone"}
+
+
+def test_a_store_from_before_tags_gains_the_table_and_keeps_its_runs(tmp_path, testkit, capsys):
+    results = testkit["results"]
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    old = make_run(tmp_path, testkit, results, "--db", url, params=ONE_SIZE)
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # the store as vsbench made it before run tags
+        conn.exec_driver_sql("DROP TABLE run_tags")
+    engine.dispose()
+    tagged = make_run(tmp_path, testkit, results, "--db", url, "--tag", "nic=e810", params=ONE_SIZE)
+    capsys.readouterr()
+    code, out, err = vsbench("db", "list", "--db", url, "--json", capsys=capsys)
+    assert code == 0, err
+    tags = {r["run_id"]: r["tags"] for r in json.loads(out)}
+    assert tags == {old.name.rsplit("-", 1)[1]: {}, tagged.name.rsplit("-", 1)[1]: {"nic": "e810"}}

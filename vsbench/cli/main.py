@@ -51,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
                "'vsbench recompute RUN_DIR' recomputes a run's figures from its trials; "
                "'vsbench report RUN_DIR' (re)writes a run's report.html from its files; "
                "'vsbench show RUN' prints a run's summary, validity, caveats and gates; "
-               "'vsbench compare RUN_A RUN_B' compares runs; 'vsbench db import|list|show|trend' uses the "
-               "results store; 'vsbench conformance --vswitch|--vnf|--trafficgen NAME' checks a plugin "
+               "'vsbench compare RUN_A RUN_B' compares runs; 'vsbench db import|list|show|trend|delete' uses "
+               "the results store (runs listed and trended by their --tag); 'vsbench conformance --vswitch|--vnf|--trafficgen NAME' checks a plugin "
                "against the plugin contract. Exit codes: 0 ok, 1 a test failed to run, 2 bad input, 3 a "
                "threshold failed, 130 interrupted.",
     )
@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--db", metavar="URL", help="record the run in this store (sqlite:///FILE, postgresql://...); "
                                                     "also where --baseline RUN ids are looked up")
     store.add_argument("--no-store", action="store_true", help="do not record the run, even with $VSBENCH_DB set")
+    store.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE",
+                       help="label the run, e.g. --tag nic=e810 --tag kernel=6.1 (repeatable): kept in results.json "
+                            "and the store; vsbench db list|trend --tag KEY=VALUE pick runs by it")
     parser.add_argument("-v", "--verbose", "--debug", dest="debug", action="store_true",
                         help="log debug messages and show tracebacks (of internal errors and of "
                              "a plugin's faults)")
@@ -313,7 +316,7 @@ def build_db_parser() -> argparse.ArgumentParser:
     from vsbench.cli import db_cmd
 
     parser = _Parser(prog="vsbench db", description="The results store: record runs (import), list them, show one, "
-                                                    "trend one figure over runs.")
+                                                    "trend one figure over runs, delete runs from the store.")
     db_cmd.add_arguments(parser, _Parser)
     return parser
 
@@ -441,6 +444,7 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     if args.baseline_variant:
         _check_baseline_variant(args.baseline_variant, plans)
     results_dir = Path(plans[0].config["results_dir"])
+    tags = _parse_tags(args.tag)
     options = _after_run_options(args, results_dir, plans)
     options.figures = args.json or args.repeat > 1 or any(p.config.get("thresholds") for p in plans)
     if args.dry_run:
@@ -453,7 +457,7 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     from vsbench.runner.run import execute_plans  # heavy imports only when running
 
     display = err if args.json else out  # stdout carries only the JSON document then
-    outcome = execute_plans(plans, results_dir, display, err, debug=args.debug)
+    outcome = execute_plans(plans, results_dir, display, err, debug=args.debug, tags=tags)
     finished = after_run.finish(outcome.run_dir, outcome.exit_code, options)
     if finished.figures is not None and args.repeat > 1:
         from vsbench.cli.compare_cmd import repeats_table
@@ -537,12 +541,13 @@ def run_suite(args: argparse.Namespace, out: Console, err: Console) -> int:
                           markup=False, highlight=False, soft_wrap=True)
         return EXIT_OK
     results_dir = Path(base.get("results_dir") or "results")
+    tags = _parse_tags(args.tag)
     options = _after_run_options(args, results_dir, [p.plan for p in plan.runnable])
     if args.junit is not None and not args.junit.parent.is_dir():
         raise UsageError(f"cannot write {args.junit}: no directory {args.junit.parent}")
     from vsbench.runner import after_run
 
-    outcome = execute.run(plan, results_dir, display, err, debug=args.debug)
+    outcome = execute.run(plan, results_dir, display, err, debug=args.debug, tags=tags)
     if outcome.run_dir is None:
         return outcome.exit_code
     finished = after_run.finish(outcome.run_dir, outcome.exit_code, options)
@@ -589,6 +594,17 @@ def _parse_thresholds(args: argparse.Namespace, plans: Sequence[TestPlan]) -> li
     gate_check.check_regression_metrics(args.regression_metric, figures)
     gate_check.check_testcase_thresholds(plans)
     return found
+
+
+def _parse_tags(specs: Sequence[str]) -> dict[str, str]:
+    """``--tag`` values, checked before the run (a typo in a tag is a filter that later
+    finds nothing, so it is exit 2 now, not a run recorded under the wrong name)."""
+    from vsbench.results import run_tags
+
+    try:
+        return run_tags.parse(specs, "--tag")
+    except run_tags.TagError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _after_run_options(args: argparse.Namespace, results_dir: Path, plans: Sequence[TestPlan] = ()):

@@ -573,6 +573,8 @@ class RunResults:
     finished_at: str | None = None
     status: str = "running"
     tests: list[TestResult] = field(default_factory=list)
+    #: The user's ``--tag KEY=VALUE`` labels (:mod:`vsbench.results.run_tags`), verbatim.
+    tags: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         doc = dataclasses.asdict(self)

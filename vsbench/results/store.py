@@ -5,7 +5,7 @@ SQLite by default (``<results-dir>/vsbench.sqlite``); a shared lab points every 
 one PostgreSQL database with a URL (``postgresql://user:password@host/db``). Both go through
 SQLAlchemy Core with the same tables, so they pass the same tests.
 
-What is kept per run: its results.json, sysinfo.json and config.yaml plans (the documents,
+What is kept per run: its tags (``--tag KEY=VALUE``, to list and trend runs by them), its results.json, sysinfo.json and config.yaml plans (the documents,
 whole: ``vsbench db show`` and reports need nothing else), what each test was, and every
 comparable figure with its samples and interval (:mod:`vsbench.results.run_metrics`) --
 trials.jsonl stays in the run directory. A run is keyed by its run id: importing it again
@@ -16,7 +16,7 @@ it was still going). The store records its schema version and refuses one it doe
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -102,6 +102,21 @@ suite_rows_table = sa.Table(
 )
 
 
+#: A run's tags (results.json ``tags``), one row per key: ``db list|trend --tag K=V`` select
+#: runs by them. Added like ``suite_rows``: an older store gets the empty table when opened
+#: (its runs were made before tags, so none are missing).
+tags_table = sa.Table(
+    "run_tags", metadata,
+    sa.Column("run_id", sa.String(32), sa.ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(200), nullable=False),
+)
+
+#: Every table with a ``run_id``, children first: what replacing or deleting a run clears
+#: (explicitly: SQLite enforces ON DELETE CASCADE only where the connection asked for it).
+RUN_TABLES = (tags_table, suite_rows_table, metrics_table, tests_table, runs_table)
+
+
 class StoreError(Exception):
     """The store cannot be opened or used; one line (credentials never in it)."""
 
@@ -138,6 +153,20 @@ class StoredRun:
     results: dict[str, Any]
     sysinfo: dict[str, Any] | None
     plans: list[dict[str, Any]]
+    #: ``--tag`` labels, and the vSwitch and generator plugins of its tests (distinct, in
+    #: test order) -- what ``db list`` shows beside the run id.
+    tags: dict[str, str] = field(default_factory=dict)
+    vswitches: list[str] = field(default_factory=list)
+    trafficgens: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DeletedRun:
+    """What :meth:`Store.delete` removed of one run: its rows per table."""
+
+    run_id: str
+    source: str | None
+    rows: dict[str, int]
 
 
 @dataclass
@@ -216,7 +245,7 @@ class Store:
                 if old is not None and old[0] == digest:
                     return "unchanged"
                 if old is not None:
-                    for table in (suite_rows_table, metrics_table, tests_table, runs_table):
+                    for table in RUN_TABLES:
                         conn.execute(table.delete().where(table.c.run_id == run_id))
                 r = files.results
                 conn.execute(runs_table.insert().values(
@@ -241,6 +270,10 @@ class Store:
                          "interval_high": None if m.interval is None else m.interval.high,
                          "basis": m.basis, "flags_json": json.dumps(m.flags)}
                         for i, m in enumerate(figures.metrics)])
+                tags = r.get("tags") or {}
+                if isinstance(tags, dict) and tags:
+                    conn.execute(tags_table.insert(), [{"run_id": run_id, "key": str(k)[:64], "value": str(v)[:200]}
+                                                       for k, v in tags.items()])
                 rows = suite_rows(files.suite, run_id)
                 if rows:
                     conn.execute(suite_rows_table.insert(), rows)
@@ -267,9 +300,12 @@ class Store:
             raise StoreError(f"run {ref!r} is ambiguous in store {self.display_url}: {', '.join(found)} ...")
         return found[0]
 
-    def list_runs(self, testcase: str | None = None, limit: int | None = 50) -> list[StoredRun]:
-        """Runs, newest first, optionally only those with a test of ``testcase``."""
-        query = sa.select(runs_table).order_by(runs_table.c.started_at.desc(), runs_table.c.run_id.desc())
+    def list_runs(self, testcase: str | None = None, limit: int | None = 50,
+                  tags: dict[str, str] | None = None) -> list[StoredRun]:
+        """Runs, newest first, optionally only those with a test of ``testcase`` and every
+        one of ``tags``."""
+        query = _with_tags(sa.select(runs_table), runs_table.c.run_id, tags)
+        query = query.order_by(runs_table.c.started_at.desc(), runs_table.c.run_id.desc())
         if testcase:
             query = query.where(runs_table.c.run_id.in_(
                 sa.select(tests_table.c.run_id).where(tests_table.c.testcase == testcase)))
@@ -277,15 +313,35 @@ class Store:
             query = query.limit(limit)
         with self.engine.connect() as conn:
             rows = list(conn.execute(query).mappings())
-            labels = self._labels(conn, [r["run_id"] for r in rows])
-        return [self._stored(row, labels.get(row["run_id"], []), whole=False) for row in rows]
+            ids = [r["run_id"] for r in rows]
+            tests, tagged = self._tests(conn, ids), self._tags(conn, ids)
+        return [self._stored(row, tests.get(row["run_id"], []), tagged.get(row["run_id"], {}), whole=False)
+                for row in rows]
 
     def get(self, ref: str) -> StoredRun:
         run_id = self.resolve(ref)
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(runs_table).where(runs_table.c.run_id == run_id)).mappings().one()
-            labels = self._labels(conn, [run_id])
-        return self._stored(row, labels.get(run_id, []), whole=True)
+            tests, tagged = self._tests(conn, [run_id]), self._tags(conn, [run_id])
+        return self._stored(row, tests.get(run_id, []), tagged.get(run_id, {}), whole=True)
+
+    def delete(self, refs: Sequence[str]) -> list[DeletedRun]:
+        """Remove the runs ``refs`` name (ids or unique prefixes) from the store, every row
+        of every table, in one transaction; the run directories are not touched. Every ref
+        is resolved first, so one unknown id deletes nothing (StoreError)."""
+        run_ids = list(dict.fromkeys(self.resolve(ref) for ref in refs))
+        deleted = []
+        try:
+            with self.engine.begin() as conn:
+                for run_id in run_ids:
+                    source = conn.execute(sa.select(runs_table.c.source).where(runs_table.c.run_id == run_id)).scalar()
+                    rows = {}
+                    for table in RUN_TABLES:
+                        rows[table.name] = conn.execute(table.delete().where(table.c.run_id == run_id)).rowcount
+                    deleted.append(DeletedRun(run_id, source, rows))
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot delete from {self.display_url}: {_first_line(exc)}") from None
+        return deleted
 
     def metrics(self, ref: str) -> RunMetrics:
         """The run's figures, as :func:`run_metrics.extract` made them at import."""
@@ -306,9 +362,10 @@ class Store:
         )
 
     def trend(self, test: str, metric: str, frame_size_bytes: int | None = None,
-              vswitch: str | None = None, limit: int | None = None) -> list[TrendPoint]:
-        """``metric`` of test ``test`` (a label or a testcase name) over the stored runs,
-        oldest first."""
+              vswitch: str | None = None, limit: int | None = None,
+              tags: dict[str, str] | None = None) -> list[TrendPoint]:
+        """``metric`` of test ``test`` (a label or a testcase name) over the stored runs
+        (those with every one of ``tags`` when given), oldest first."""
         query = (sa.select(metrics_table, runs_table.c.started_at, tests_table.c.vswitch)
                  .join(runs_table, runs_table.c.run_id == metrics_table.c.run_id)
                  .join(tests_table, sa.and_(tests_table.c.run_id == metrics_table.c.run_id,
@@ -320,6 +377,7 @@ class Store:
             query = query.where(metrics_table.c.frame_size_bytes == frame_size_bytes)
         if vswitch:
             query = query.where(tests_table.c.vswitch == vswitch)
+        query = _with_tags(query, metrics_table.c.run_id, tags)
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         points = [TrendPoint(r["run_id"], r["started_at"], r["vswitch"], _metric_value(r)) for r in rows]
@@ -329,7 +387,7 @@ class Store:
         return points
 
     def suite_trend(self, suite: str, id_: str, metric: str, series: str | None = None,
-                    limit: int | None = None) -> list[TrendPoint]:
+                    limit: int | None = None, tags: dict[str, str] | None = None) -> list[TrendPoint]:
         """``metric`` of suite ``suite``'s id ``id_`` over the stored runs of the suite, oldest
         first: one point per run and row (series and key); the point's test label names the
         row (``000/T7-5 OvS-DPDK 1 core frame_size=64``)."""
@@ -340,6 +398,7 @@ class Store:
                  .order_by(runs_table.c.started_at, runs_table.c.run_id, suite_rows_table.c.position))
         if series:
             query = query.where(suite_rows_table.c.series == series)
+        query = _with_tags(query, suite_rows_table.c.run_id, tags)
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         points = []
@@ -356,25 +415,43 @@ class Store:
         return points
 
     @staticmethod
-    def _labels(conn: sa.Connection, run_ids: Sequence[str]) -> dict[str, list[str]]:
+    def _tests(conn: sa.Connection, run_ids: Sequence[str]) -> dict[str, list[tuple[str, str | None, str | None]]]:
+        """Per run, its tests in order: (label, vswitch, trafficgen)."""
         if not run_ids:
             return {}
-        out: dict[str, list[str]] = {}
-        query = (sa.select(tests_table.c.run_id, tests_table.c.label).where(tests_table.c.run_id.in_(run_ids))
+        out: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        query = (sa.select(tests_table.c.run_id, tests_table.c.label, tests_table.c.vswitch,
+                           tests_table.c.fields_json).where(tests_table.c.run_id.in_(run_ids))
                  .order_by(tests_table.c.run_id, tests_table.c.position))
-        for run_id, label in conn.execute(query):
-            out.setdefault(run_id, []).append(label)
+        for run_id, label, vswitch, fields_json in conn.execute(query):
+            generator = (json.loads(fields_json) if fields_json else {}).get("trafficgen")
+            out.setdefault(run_id, []).append((label, vswitch, generator or None))
         return out
 
     @staticmethod
-    def _stored(row: Any, labels: list[str], whole: bool) -> StoredRun:
+    def _tags(conn: sa.Connection, run_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        if not run_ids:
+            return {}
+        out: dict[str, dict[str, str]] = {}
+        query = (sa.select(tags_table.c.run_id, tags_table.c.key, tags_table.c.value)
+                 .where(tags_table.c.run_id.in_(run_ids)).order_by(tags_table.c.run_id, tags_table.c.key))
+        for run_id, key, value in conn.execute(query):
+            out.setdefault(run_id, {})[key] = value
+        return out
+
+    @staticmethod
+    def _stored(row: Any, tests: list[tuple[str, str | None, str | None]], tags: dict[str, str],
+                whole: bool) -> StoredRun:
         return StoredRun(
             run_id=row["run_id"], started_at=row["started_at"], finished_at=row["finished_at"],
             status=row["status"], vsbench_version=row["vsbench_version"], hostname=row["hostname"],
-            source=row["source"], imported_at=row["imported_at"], tests=labels,
+            source=row["source"], imported_at=row["imported_at"], tests=[label for label, _, _ in tests],
             results=json.loads(row["results_json"]) if whole else {},
             sysinfo=json.loads(row["sysinfo_json"]) if whole and row["sysinfo_json"] else None,
             plans=json.loads(row["plans_json"]) if whole and row["plans_json"] else [],
+            tags=tags,
+            vswitches=list(dict.fromkeys(v for _, v, _ in tests if v)),
+            trafficgens=list(dict.fromkeys(g for _, _, g in tests if g)),
         )
 
 
@@ -396,6 +473,14 @@ def suite_rows(suite: dict[str, Any] | None, run_id: str) -> list[dict[str, Any]
                                 "series": row.get("series"), "key_json": json.dumps(key, default=str),
                                 "value": float(value), "position": len(out)})
     return out
+
+
+def _with_tags(query: Any, run_id_column: Any, tags: dict[str, str] | None) -> Any:
+    """``query`` restricted to runs that carry every one of ``tags`` (key and value)."""
+    for key, value in (tags or {}).items():
+        query = query.where(run_id_column.in_(
+            sa.select(tags_table.c.run_id).where(tags_table.c.key == key, tags_table.c.value == value)))
+    return query
 
 
 def _metric_value(row: Any) -> MetricValue:

@@ -245,7 +245,7 @@ class Run:
 
     def __init__(self, plans: Sequence[TestPlan], checked: list[preflight.CheckedPlan],
                  results_dir: Path, console: Console, log_level: int = logging.INFO,
-                 observer: "RunObserver | None" = None) -> None:
+                 observer: "RunObserver | None" = None, tags: dict[str, str] | None = None) -> None:
         self.plans = list(plans)
         self.observer = observer
         self.log_level = log_level
@@ -254,7 +254,8 @@ class Run:
         self.display = RunDisplay(console)
         self.run_id = new_run_id()
         self.run_dir = Path(results_dir) / run_dir_name(self.run_id)
-        self.results = RunResults(run_id=self.run_id, started_at=utc_now(), vsbench_version=__version__)
+        self.results = RunResults(run_id=self.run_id, started_at=utc_now(), vsbench_version=__version__,
+                                  tags=dict(tags or {}))
         self.resources = ResourceStack()
         self.plugin_versions: list[dict[str, Any]] = []
         self.claim: runstate.RunClaim | None = None
@@ -705,7 +706,7 @@ class RunOutcome:
 
 def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
                   err_console: Console | None = None, debug: bool = False,
-                  observer: RunObserver | None = None) -> RunOutcome:
+                  observer: RunObserver | None = None, tags: dict[str, str] | None = None) -> RunOutcome:
     """Run ``plans`` in order into ``<results_dir>/<YYYYmmdd-HHMMSS>-<runid>/``.
 
     The exit code is 0 when every plan ran, 1 when one failed, 2 when a preflight check
@@ -713,6 +714,8 @@ def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
     one-line errors of exit 2 go to ``err_console`` (the CLI's stderr) when given, else to
     ``console``. ``debug`` (``--debug``) logs DEBUG records to the run's log whatever
     ``log_level`` says. ``observer`` (:class:`RunObserver`) is told of the run's progress.
+    ``tags`` (``--tag KEY=VALUE``) go into results.json as the user gave them, so the store
+    can list and trend runs by them.
     """
     err = err_console or console
     if not plans:
@@ -724,7 +727,7 @@ def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
         err.print(f"vsbench: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return RunOutcome(EXIT_USAGE, None)
     try:
-        run = Run(plans, checked, results_dir, console, log_level_of(plans, debug), observer)
+        run = Run(plans, checked, results_dir, console, log_level_of(plans, debug), observer, tags)
         Path(results_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         err.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",

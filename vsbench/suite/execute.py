@@ -78,8 +78,10 @@ def summary_table(doc: Mapping[str, Any]) -> Table:
     return table
 
 
-def run(plan: SuitePlan, results_dir: Path, console: Console, err: Console, debug: bool = False) -> SuiteOutcome:
-    """Execute the runnable plans of ``plan`` as one run; suite.json and report.html follow."""
+def run(plan: SuitePlan, results_dir: Path, console: Console, err: Console, debug: bool = False,
+        tags: dict[str, str] | None = None) -> SuiteOutcome:
+    """Execute the runnable plans of ``plan`` as one run (with the user's ``tags`` in its
+    results.json); suite.json and report.html follow."""
     print_plan(plan, console)
     runnable = [p.plan for p in plan.runnable]
     if not runnable:
@@ -87,7 +89,8 @@ def run(plan: SuitePlan, results_dir: Path, console: Console, err: Console, debu
                   "(see the reasons above)", markup=False, highlight=False, soft_wrap=True)
         return SuiteOutcome(EXIT_USAGE, None, None)
     observer = SuiteObserver(plan)
-    outcome: RunOutcome = execute_plans(runnable, results_dir, console, err, debug=debug, observer=observer)
+    outcome: RunOutcome = execute_plans(runnable, results_dir, console, err, debug=debug,
+                                          observer=observer, tags=tags)
     if observer.last is not None:
         console.print(summary_table(observer.last))
         console.print(f"suite.json and report.html in {outcome.run_dir}", markup=False, highlight=False)
