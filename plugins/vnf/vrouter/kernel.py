@@ -103,30 +103,15 @@ def sysctl(netns: str, settings: tuple[str, ...]) -> None:
 
 
 def count_nexthops(sock: nl.BulkSocket) -> int:
-    """Next-hop objects in the namespace (a raw dump, like ``BulkSocket.count_routes``)."""
+    """Next-hop objects in the namespace (a raw dump, like ``BulkSocket.count_routes``); a
+    kernel without next-hop objects has none."""
     import struct
 
-    seq = sock.seq
-    sock.seq += 1
-    body = struct.pack("<BBBBI", 0, 0, 0, 0, 0)
-    sock.sock.sendto(struct.pack("<IHHII", 24, RTM_GETNEXTHOP, nl.NLM_F_REQUEST | nl.NLM_F_DUMP, seq, 0) + body,
-                     (0, 0))
-    count = 0
-    while True:
-        data = sock.sock.recv(1 << 20)
-        offset = 0
-        while offset + 16 <= len(data):
-            length, kind, _f, _s, _p = struct.unpack_from("<IHHII", data, offset)
-            if kind == nl.NLMSG_DONE:
-                return count
-            if kind == nl.NLMSG_ERROR:
-                (code,) = struct.unpack_from("<i", data, offset + 16)
-                if code == -95:  # EOPNOTSUPP: a kernel without next-hop objects has none
-                    return 0
-                raise RenderError(f"next-hop dump failed (errno {-code})")
-            if kind == nl.RTM_NEWNEXTHOP:
-                count += 1
-            offset += (length + 3) & ~3
+    try:
+        return sock.count_dump(RTM_GETNEXTHOP, struct.pack("<BBBBI", 0, 0, 0, 0, 0), nl.RTM_NEWNEXTHOP,
+                               "next-hop", unsupported_is_empty=True)
+    except nl.BulkError as exc:
+        raise RenderError(str(exc)) from None
 
 
 class KernelRouter:
