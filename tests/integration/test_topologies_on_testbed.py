@@ -49,8 +49,10 @@ def test_p2p_on_four_ports_forwards_every_pair_through_its_own_bridge(tmp_path, 
     assert test["switching_operations"] == 1
     assert test["topology"] == {"topology": "PHY-PHY", "vnf_count": 0, "switching_operations": 1, "port_pairs": 2}
     [fs] = test["frame_sizes"]
-    # the line rate is the four directions'
+    # the line rate is the four directions', nominal: the testbed's veth have no speed of their own
     assert fs["nominal_line_rate_fps"] == pytest.approx(4 * line_rate_fps(10e9, 64))
+    assert fs["link_speed_source"] == "nominal" and fs["link_speeds_bps"] == [10e9] * 4
+    assert "veth" in fs["link_speed_reason"]
     for trial in _measured(outcome):
         _directions_all_crossed(trial, 2)
         ports = (trial["switch"].get("datapath") or {}).get("ports")

@@ -443,3 +443,12 @@ def test_credentials_never_reach_logs_errors_or_results(start_fake, make_gen, tm
         assert secret not in logged
         assert secret not in every_file
         assert not any(secret in t for t in texts)
+
+
+def test_port_speeds_are_the_vports_actual_speed(dut_100k):
+    """The line rate of a run on IxNetwork is against the ports' ActualSpeed (the fake's
+    10GE ports), not a nominal figure."""
+    _, gen, _ = dut_100k
+    speeds = gen.port_speeds()
+    assert [s.speed_bps for s in speeds] == [10e9, 10e9]
+    assert all("ActualSpeed" in s.source for s in speeds)

@@ -62,6 +62,13 @@ def test_phy2phy_tput_finds_the_modelled_capacity(fake, tmp_path):
     assert all(t["generator_stats"]["trex_ports"] for t in trials)
     sysinfo = json.loads((run_dir / "sysinfo.json").read_text())
     assert "v3.08" in json.dumps(sysinfo)  # the TRex version reached sysinfo.json
+    # % of line rate is against the 1 Gb/s the TRex ports report, not testbed.link_gbps (10)
+    assert fs["link_speed_source"] == "port" and fs["link_speeds_bps"] == [1e9, 1e9]
+    assert fs["nominal_line_rate_fps"] == pytest.approx(2 * 1e9 / (84 * 8))
+    assert ndr["line_rate_percent"] == pytest.approx(100 * ndr["throughput_fps"] / fs["nominal_line_rate_fps"])
+    assert "link_speed_source" in (run_dir / "results.csv").read_text().splitlines()[0]
+    again = vsbench("recompute", str(run_dir))
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
 
 
 def test_unreachable_trex_is_one_line_exit_2_and_nothing_is_created(tmp_path):

@@ -63,6 +63,9 @@ DEFAULT_GUEST_MODULES = (
     "openvswitch", "cls_flower", "act_mirred", "act_gact", "sch_ingress", "veth",
 )
 
+#: The guest module that drives each ``--nic-model``.
+NIC_MODULES = {"e1000e": "e1000e", "virtio-net-pci": "virtio_net"}
+
 EXIT_TIMEOUT = 124
 EXIT_LAB_FAILURE = 125
 EXIT_USAGE = 2
@@ -162,12 +165,17 @@ class LabConfig:
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     verbose: bool = False
     kernel_args: tuple[str, ...] = ()
+    #: Pairs of emulated PCI NICs (``nic_model``), each pair cabled to each other through
+    #: a QEMU hub of its own: ports with a device behind them, as a lab's NICs are.
+    nic_pairs: int = 0
+    nic_model: str = "e1000e"
 
 
 def qemu_argv(qemu: str, kernel: Path, initramfs: Path, xchg: Path, config: LabConfig,
               rw_tags: Sequence[tuple[str, Path]], out_fd: int, err_fd: int) -> list[str]:
-    """The QEMU command line: no NIC, no display, 9p shares, and two virtio-serial ports
-    writing the guest command's stdout and stderr into the pipes ``out_fd``/``err_fd``."""
+    """The QEMU command line: no display, 9p shares, two virtio-serial ports writing the
+    guest command's stdout and stderr into the pipes ``out_fd``/``err_fd``, and no NIC
+    unless ``config.nic_pairs`` asks for pairs of them."""
     cmdline = " ".join([
         "console=ttyS0", "loglevel=4", "panic=-1", "rdinit=/init",
         f"vsbench_lab_9p={2 + len(rw_tags)}",  # 9p devices the initramfs waits for
@@ -192,6 +200,18 @@ def qemu_argv(qemu: str, kernel: Path, initramfs: Path, xchg: Path, config: LabC
     ]
     for tag, path in rw_tags:
         argv += ["-virtfs", f"local,path={path},mount_tag={tag},security_model=passthrough,multidevs=remap"]
+    return argv + nic_argv(config.nic_pairs, config.nic_model)
+
+
+def nic_argv(pairs: int, model: str) -> list[str]:
+    """QEMU options for ``pairs`` pairs of ``model`` NICs, the two of pair k on hub k (a
+    cable between them): MACs 52:54:00:00:0k:0{1,2}."""
+    argv: list[str] = []
+    for k in range(pairs):
+        for end in (1, 2):
+            netdev = f"nic{k}p{end}"
+            argv += ["-netdev", f"hubport,id={netdev},hubid={k}",
+                     "-device", f"{model},netdev={netdev},mac=52:54:00:00:{k:02x}:{end:02x}"]
     return argv
 
 
@@ -325,6 +345,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--modules", default=",".join(DEFAULT_GUEST_MODULES),
                         help="modules to load before the command, comma separated")
     parser.add_argument("--kernel-args", default="", help="extra kernel command line words")
+    parser.add_argument("--nic-pairs", type=int, default=0,
+                        help="pairs of emulated PCI NICs cabled to each other (default 0)")
+    parser.add_argument("--nic-model", default="e1000e", choices=("e1000e", "virtio-net-pci"),
+                        help="the emulated NIC (default e1000e; its module is loaded in the guest)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print boot and run times")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     args = parser.parse_args(argv)
@@ -336,6 +360,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--memory-mib must be between 256 and 16384")
     if not 1 <= args.cpus <= 8:
         parser.error("--cpus must be between 1 and 8")
+    if not 0 <= args.nic_pairs <= 4:
+        parser.error("--nic-pairs must be between 0 and 4")
     return args
 
 
@@ -352,10 +378,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         cpus=args.cpus,
         timeout_s=args.timeout,
         kernel_version=args.kernel,
-        modules=tuple(m for m in args.modules.split(",") if m),
+        modules=tuple(m for m in args.modules.split(",") if m)
+        + ((NIC_MODULES[args.nic_model],) if args.nic_pairs else ()),
         env=dict(os.environ),
         verbose=args.verbose,
         kernel_args=tuple(args.kernel_args.split()),
+        nic_pairs=args.nic_pairs,
+        nic_model=args.nic_model,
     )
     # A TERM to this tool must still end the guest it started (finally: in run_in_lab).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))

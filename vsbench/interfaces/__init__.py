@@ -59,11 +59,12 @@ from vsbench.interfaces.tcp import TcpResult, TcpSpec
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import PortKind, PortSpec, SwitchPort, SwitchThread, VSwitch
+from vsbench.system.link_speed import LinkSpeed
 from vsbench.system.resources import ResourceStack
 
 __all__ = [
     "API_VERSION", "Collector", "Direction", "DirectionCounters", "FCS_BYTES", "FlowFields",
-    "GeneratorCapabilities", "GeneratorPort", "L1_OVERHEAD_BYTES", "LatencyHistogram", "PacingStats",
+    "GeneratorCapabilities", "GeneratorPort", "L1_OVERHEAD_BYTES", "LatencyHistogram", "LinkSpeed", "PacingStats",
     "MAX_FRAME_SIZE_BYTES", "MIN_FRAME_SIZE_BYTES", "Plugin", "PluginContext", "PluginError",
     "PortKind", "PortSpec", "PortStream", "Prerequisite", "ProbeRecords", "ResourceStack", "RuleSetError",
     "RuleSetSpec", "RunParameters", "SwitchPort", "SwitchThread", "TcpResult", "TcpSpec", "TrafficGenerator",

@@ -182,10 +182,15 @@ class TrafficProfile:
 
     @property
     def sending_ports(self) -> int:
-        """Generator ports that send (the nominal line rate is theirs, summed)."""
+        """Generator ports that send (the line rate is theirs, summed)."""
+        return len(self.sending_port_indexes)
+
+    @property
+    def sending_port_indexes(self) -> tuple[int, ...]:
+        """The generator ports that send, by index (:attr:`sending_ports` counts them)."""
         if self.streams is not None:
-            return len({s.tx_port for s in self.streams})
-        return self.directions
+            return tuple(sorted({s.tx_port for s in self.streams}))
+        return tuple(range(self.directions))
 
     @property
     def outer_frame_size_bytes(self) -> int:

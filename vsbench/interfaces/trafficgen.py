@@ -27,6 +27,7 @@ from vsbench.interfaces.traffic import (
     TrafficProfile,
     TrialResult,
 )
+from vsbench.system.link_speed import LinkSpeed
 
 
 class TrafficGenerator(Plugin):
@@ -68,6 +69,17 @@ class TrafficGenerator(Plugin):
 
     def stop(self) -> None:
         """Release ports, disconnect, stop what :meth:`start` started. Idempotent."""
+
+    def port_speeds(self) -> Sequence[LinkSpeed]:
+        """The link speed of each port :meth:`configure` was given, in that order.
+
+        "% of line rate" is against these where every sending port has one (a NIC's
+        negotiated speed, a TRex or IxNetwork port's reported speed); where any has none
+        (``LinkSpeed.speed_bps`` None: a veth, a port whose speed the generator cannot
+        tell) the line rate is the nominal ``testbed.link_gbps`` and reports say so.
+        Called after :meth:`configure`; the default knows no port's speed.
+        """
+        return ()
 
     def measure_latency_floor(self, duration_s: float) -> TrialResult:
         """The generator's own one-way latency, with the DUT out of the path.

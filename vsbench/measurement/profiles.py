@@ -9,7 +9,8 @@ used for "% of line rate" and for the search's upper limit is computed in one pl
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 from vsbench.interfaces.traffic import (
     MAX_FRAME_SIZE_BYTES,
@@ -19,6 +20,7 @@ from vsbench.interfaces.traffic import (
     TrafficProfile,
     line_rate_fps,
 )
+from vsbench.system.link_speed import LinkSpeed
 
 _FIELD_NAMES = tuple(f.name for f in FlowFields.__dataclass_fields__.values())
 VARIABLE_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port", "src_mac", "dst_mac")
@@ -97,6 +99,43 @@ def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile) ->
     router's 4 ports: 4 links).
     """
     return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.sending_ports
+
+
+#: ``LineRate.link_speed_source``: every sending port's own speed, or ``testbed.link_gbps``.
+PORT_SPEED = "port"
+NOMINAL_SPEED = "nominal"
+
+
+@dataclass(frozen=True)
+class LineRate:
+    """The aggregate line rate of the sending ports and what it rests on.
+
+    ``link_speed_source`` is :data:`PORT_SPEED` when every sending port reported a speed
+    of its own (``link_speeds_bps``, one per sending port in index order), else
+    :data:`NOMINAL_SPEED`: ``testbed.link_gbps`` on each, with ``reason`` saying why."""
+
+    fps: float
+    link_speed_source: str
+    link_speeds_bps: tuple[float, ...]
+    reason: str
+
+
+def line_rate(config: Mapping[str, Any], profile: TrafficProfile, port_speeds: Sequence[LinkSpeed]) -> LineRate:
+    """The line rate "% of line rate" and the search's upper limit are against: the sum of
+    every sending port's line rate at its own speed where each has one (``port_speeds``,
+    by port index, from ``TrafficGenerator.port_speeds``), else nominal."""
+    senders = profile.sending_port_indexes
+    speeds = [port_speeds[i] if i < len(port_speeds) else None for i in senders]
+    if speeds and all(s is not None and s.speed_bps for s in speeds):
+        bps = tuple(float(s.speed_bps) for s in speeds)
+        return LineRate(fps=sum(line_rate_fps(b, profile.frame_size_bytes) for b in bps),
+                        link_speed_source=PORT_SPEED, link_speeds_bps=bps,
+                        reason="; ".join(sorted({s.source for s in speeds})))
+    unknown = [s.source for s in speeds if s is not None and not s.speed_bps]
+    reason = unknown[0] if unknown else "the generator reports no port speed"
+    nominal = link_bps(config)
+    return LineRate(fps=nominal_line_rate_fps(config, profile), link_speed_source=NOMINAL_SPEED,
+                    link_speeds_bps=tuple(nominal for _ in senders), reason=reason)
 
 
 def reverse_fields(fields: FlowFields) -> FlowFields:

@@ -465,7 +465,8 @@ class TcpPoint:
 class FrameSizeResult:
     """Everything reported for one testcase × frame size.
 
-    ``nominal_line_rate_fps`` is aggregate over directions; ``max_load_fps`` the upper
+    ``nominal_line_rate_fps`` is aggregate over the sending ports at their link speed
+    (:attr:`link_speed_source`); ``max_load_fps`` the upper
     limit the search used. ``trial_count``/``trial_seconds`` cover every trial of this
     frame size (warm-up, search, final), ``trial_seconds`` summing intended durations and
     ``effective_seconds`` the wall time the generator reported where it did.
@@ -521,10 +522,22 @@ class FrameSizeResult:
     tcp: TcpPoint | None = None
     sweep: list[SweepStep] = field(default_factory=list)
     sweep_reference_fps: float | None = None
+    #: What the line rate rests on (present-if-present): ``port`` -- every sending port's
+    #: own speed (``link_speeds_bps``, ethtool or the generator's port), ``nominal`` --
+    #: ``testbed.link_gbps`` (a veth has no speed), with ``link_speed_reason`` saying why
+    #: or what reported the speeds. None in older results: nominal.
+    link_speed_source: str | None = None
+    link_speeds_bps: list[float] | None = None
+    link_speed_reason: str | None = None
 
     @property
     def primary(self) -> ReportedPoint | None:
         return self.points[0] if self.points else None
+
+    def latency_trial_of(self, point: ReportedPoint) -> LatencyPoint | None:
+        """The latency trial ``point``'s latency figures come from (its validity says
+        whether they may be plotted), None when it has none recorded."""
+        return next((lp for lp in self.latency_points if lp.trial_index == point.latency_trial_index), None)
 
 
 @dataclass

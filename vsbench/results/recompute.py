@@ -175,7 +175,10 @@ def verify(run_dir: Path) -> list[str]:
             for name in TALLY_FIELDS:
                 if not _same(getattr(t, name), fs[name]):
                     problems.append(f"{where}: {name} {fs[name]} != recomputed {getattr(t, name)}")
-            nominal = nominal_line_rate_fps(config, size, sending_port_pairs(test, config))
+            if fs.get("link_speed_source") == "port":  # the ports' own speeds, as the run read them
+                nominal = sum(line_rate_fps(bps, size) for bps in fs["link_speeds_bps"])
+            else:
+                nominal = nominal_line_rate_fps(config, size, sending_port_pairs(test, config))
             if not _same(nominal, fs["nominal_line_rate_fps"]):
                 problems.append(f"{where}: nominal line rate {fs['nominal_line_rate_fps']} != {nominal}")
             problems.extend(verify_traffic_types(fs, trials, own_indices, where))

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from vsbench.results import recompute, report_plots, report_scaling, report_suite, report_traffic, run_metrics, writers
+from vsbench.results import line_rate_basis, recompute, report_plots, report_scaling, report_suite, report_traffic, run_metrics, writers
 from vsbench.results import render as templates
 from vsbench.results.page_model import (
     Details,
@@ -331,8 +331,10 @@ def _summary_section(files: RunFiles) -> list[Any]:
                ("Latency", "avg", "ns"), ("Latency", "max", "ns"), ("Validity", "")]
     return [Heading(2, "Summary"), table(headers, rows, numeric_from=3, numeric_to=9, row_classes=classes),
             Paragraph.of("Throughput is aggregate over all directions; L1 includes preamble, SFD and "
-                         "inter-frame gap (20 B per frame); line rate is the nominal aggregate line rate of the "
-                         "configured link speed.", "muted")]
+                         "inter-frame gap (20 B per frame); line rate is the aggregate line rate of the sending "
+                         "ports at their own link speed where each has one (a NIC), else at the nominal "
+                         "testbed.link_gbps (a veth has none): each test's configuration says which.",
+                         "muted")]
 
 
 def _repeats_section(files: RunFiles) -> list[Any]:
@@ -425,8 +427,9 @@ def _parameters(files: RunFiles, test: Mapping[str, Any], config: Mapping[str, A
         ("Directions", "bidirectional (2)" if bidirectional else "unidirectional (1)"),
     ]
     link = testbed.get("link_gbps", test.get("link_gbps"))
-    if link is not None:
-        pairs.append(("Link speed", f"{fmt_value(link)} Gb/s per port"))
+    if link is not None or line_rate_basis.from_ports(test.get("frame_sizes") or []):
+        pairs.append(("Line rate against", line_rate_basis.describe(
+            test.get("frame_sizes") or [], None if link is None else float(link))))
     if "trial_duration_s" in traffic:
         pairs.append(("Trial duration", f"{fmt_value(traffic['trial_duration_s'])} s"))
     if "warmup_s" in traffic:
@@ -699,7 +702,7 @@ def _fixed_table(test: Mapping[str, Any]) -> list[Any]:
              _status_badge(fs.get("status"))] for fs in test.get("frame_sizes") or []]
     if not rows:
         return []
-    headers = [("Frame size", "B"), ("Line rate", "fps, nominal"), ("Trials", "all roles"), ("Invalid", "trials"),
+    headers = [("Frame size", "B"), ("Line rate", "fps"), ("Trials", "all roles"), ("Invalid", "trials"),
                ("Trial time", "s, intended"), ("Wall time", "s, generator"), ("Status", "")]
     return [Heading(3, "Trials per frame size"), table(headers, rows, numeric_to=len(headers) - 1)]
 
@@ -770,8 +773,9 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
         parts.append(_fixed_table(test))
     parts.append(_latency_table(test))
     parts.append(figure(report_plots.throughput_figure(test),
-                        "Throughput versus frame size (results.json): aggregate Mpps with the nominal line rate "
-                        "dashed, and the share of the nominal line rate in %."))
+                        "Throughput versus frame size (results.json): aggregate Mpps with the line rate "
+                        "dashed, and the share of the line rate in % (nominal unless the test's "
+                        "configuration says the ports' own speed)."))
     parts.append(figure(report_plots.latency_figure(test),
                         "One-way latency at the reported throughput versus frame size (results.json): average "
                         "with the min..max range in µs, from the latency trial named in the tables; a latency "

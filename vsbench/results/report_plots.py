@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from vsbench.results import line_rate_basis
 from vsbench.results.model import TrialRecord
 from vsbench.results.report_data import (
     FAIL, INVALID, MEASURED, MIXED, PASS, finite, latency_not_as_asked, trial_verdict,
@@ -129,10 +130,11 @@ def _throughput_svg(test: Mapping[str, Any]) -> str | None:
         fig = Figure(figsize=(10, 3.4))
         mpps_ax, pct_ax = fig.subplots(1, 2)
         line_rate = [finite(fs.get("nominal_line_rate_fps")) for fs in frames]
+        which = "line rate" if line_rate_basis.from_ports(frames) else "nominal line rate"
         if any(v is not None for v in line_rate):
             xs = [i for i, v in enumerate(line_rate) if v is not None]
             mpps_ax.plot(xs, [line_rate[i] / 1e6 for i in xs], color="#888888", linestyle="--", linewidth=1,
-                         marker="_", markersize=14, label="nominal line rate")
+                         marker="_", markersize=14, label=which)
         drew = False
         for k, name in enumerate(names):
             color = PALETTE[k % len(PALETTE)]
@@ -158,7 +160,7 @@ def _throughput_svg(test: Mapping[str, Any]) -> str | None:
             return None
         mpps_ax.set_ylabel("throughput (Mpps, aggregate)")
         mpps_ax.set_title("Throughput")
-        pct_ax.set_ylabel("throughput (% of nominal line rate)")
+        pct_ax.set_ylabel(f"throughput (% of {which})")
         pct_ax.set_title("Share of line rate")
         for ax in (mpps_ax, pct_ax):
             _size_axis(ax, sizes)

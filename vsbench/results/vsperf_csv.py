@@ -46,7 +46,7 @@ def _latency_usable(fs: FrameSizeResult) -> bool:
     point = fs.primary
     if point is None or point.latency is None:
         return False
-    trial = next((lp for lp in fs.latency_points if lp.trial_index == point.latency_trial_index), None)
+    trial = fs.latency_trial_of(point)
     return trial is None or trial.valid
 
 

@@ -34,8 +34,8 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: ``traffic_type``, ``deployment``, ``vswitch``, ``trafficgen``, ``frame_size_bytes``
 #: (incl. FCS), ``flows`` (per direction), ``directions`` (1 or 2), ``goal`` (goal name or
 #: ``continuous``), ``goal_loss_ratio``, ``throughput_fps`` (aggregate over directions),
-#: ``throughput_l1_mbps``, ``throughput_l2_mbps``, ``line_rate_percent`` (of the nominal
-#: aggregate line rate of ``testbed.link_gbps``), ``offered_load_fps``, ``tx_fps``,
+#: ``throughput_l1_mbps``, ``throughput_l2_mbps``, ``line_rate_percent`` (of the aggregate
+#: line rate of the sending ports, at the speed ``link_speed_source`` names), ``offered_load_fps``, ``tx_fps``,
 #: ``rx_fps``, ``loss_ratio`` (of the trial at the reported point), ``lower_bound_fps``,
 #: ``upper_bound_fps``, ``regular`` (search converged normally), ``latency_min_ns``,
 #: ``latency_avg_ns``, ``latency_max_ns``, ``latency_samples``, ``trial_count``,
@@ -74,7 +74,9 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: (``disturbed`` or ``late``: the reported trial was not sent as asked, yet the search
 #: measured by it), ``latency_valid`` (false: the latency figures come from a trial the
 #: generator did not send as asked, so they are not the latency at this load; empty
-#: without latency) and ``latency_invalid_reason`` (why).
+#: without latency) and ``latency_invalid_reason`` (why); ``link_speed_source`` (what
+#: ``line_rate_percent`` is against: ``port``, the sending ports' own link speed, or
+#: ``nominal``, ``testbed.link_gbps`` where a port has none, as on a veth).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -146,6 +148,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "sending_caveat",
     "latency_valid",
     "latency_invalid_reason",
+    "link_speed_source",
 )
 
 
@@ -220,6 +223,8 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         "valid": point.valid,
         "status": fs.status,
         "notes": "; ".join(notes),
+        # older results name no source: their line rate was testbed.link_gbps's
+        "link_speed_source": fs.link_speed_source or ("nominal" if fs.nominal_line_rate_fps else None),
     }
     pdr = next((p for p in fs.points if p.name == "PDR"), None)
     percentiles = (point.latency_summary or {}).get("percentiles_ns") or {}
@@ -260,7 +265,7 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
                    "lower_bound_provisional": point.lower_bound_provisional if fs.points else None,
                    "sending_caveat": point.sending_caveat})
     if latency is not None:
-        latency_trial = next((lp for lp in fs.latency_points if lp.trial_index == point.latency_trial_index), None)
+        latency_trial = fs.latency_trial_of(point)
         values["latency_valid"] = latency_trial is None or latency_trial.valid
         if latency_trial is not None and not latency_trial.valid:
             values["latency_invalid_reason"] = latency_trial.invalid_reason or "not sent as asked"

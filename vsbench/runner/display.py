@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,7 +20,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from vsbench.runner import display_efficiency
-from vsbench.results import writers
+from vsbench.results import line_rate_basis, writers
 from vsbench.results.model import FrameSizeResult, GeneratorFloor, ReportedPoint, RunResults, TestResult, TrialRecord
 
 log = logging.getLogger(__name__)
@@ -218,6 +219,9 @@ class RunDisplay:
             for fs in test.frame_sizes:
                 if fs.back2back is not None:
                     self.console.print(f"{fs.frame_size_bytes} B {back2back_text(fs)}", highlight=False)
+            if any(fs.nominal_line_rate_fps for fs in test.frame_sizes) and test.traffic_type != "tcp":
+                self.note(f"note: line rate: {line_rate_basis.describe(_frame_size_docs(test), test.link_gbps)}",
+                          style="default")
             for note in test.notes:
                 self.note(f"note: {note}")
         for table in display_efficiency.scaling_tables(results):
@@ -263,8 +267,9 @@ class RunDisplay:
         flag = " [CPU oversubscribed]" if test.cpu_oversubscribed else ""
         table = Table(title=f"{escape(test.label)} ({test.traffic_type}, {test.vswitch}{vnf}, {test.trafficgen}{shape}) {goal}{flag}".strip(),
                       title_justify="left")
+        line_rate = "% line rate" if line_rate_basis.from_ports(_frame_size_docs(test)) else "% line rate (nominal)"
         for header in ("Frame B", "Throughput fps", *(f"{name} fps" for name in others), "L1 Mbps", "L2 Mbps",
-                       "% line rate", "Loss", "Lat min", "Lat avg", "Lat max",
+                       line_rate, "Loss", "Lat min", "Lat avg", "Lat max",
                        *(("Gen floor min", "Gen floor p50") if floors else ()),
                        *(("Gen tx/rx", "VNF rx/tx", "Lost sw/VNF") if vnf_cols else ()),
                        "Trials", "Status"):
@@ -300,6 +305,13 @@ class RunDisplay:
                 status,
             )
         return table
+
+
+def _frame_size_docs(test: TestResult) -> list[dict[str, Any]]:
+    """The line-rate fields of each frame size, as results.json has them."""
+    return [{"nominal_line_rate_fps": fs.nominal_line_rate_fps, "link_speed_source": fs.link_speed_source,
+             "link_speeds_bps": fs.link_speeds_bps, "link_speed_reason": fs.link_speed_reason}
+            for fs in test.frame_sizes]
 
 
 def final_line(results: RunResults, run_dir: Path) -> str:

@@ -443,6 +443,7 @@ class Run:
             trials.frame_size_bytes = profile.frame_size_bytes
             try:
                 generator.configure(profile, ports)
+                self._set_line_rate(fs, config, profile, generator)
                 # asked again per profile: a generator's limits can depend on it (port speed x size)
                 capabilities = generator.capabilities()
                 job = traffic_types.FrameSizeJob(
@@ -471,6 +472,21 @@ class Run:
                 self.display.frame_size_finished(fs)
                 self.write_results()
         test.status = "complete"
+
+    def _set_line_rate(self, fs: FrameSizeResult, config: Mapping[str, Any], profile: Any,
+                       generator: TrafficGenerator) -> None:
+        """The line rate at the sending ports' own speed where the generator knows every
+        one (a NIC, a TRex or IxNetwork port), else the nominal one (``testbed.link_gbps``)."""
+        try:
+            speeds = list(generator.port_speeds())
+        except PluginError as exc:
+            speeds = []
+            log.warning("%s: port speeds unknown (%s); the line rate is nominal", generator.name, one_line(exc))
+        rate = profiles.line_rate(config, profile, speeds)
+        fs.nominal_line_rate_fps = rate.fps
+        fs.link_speed_source = rate.link_speed_source
+        fs.link_speeds_bps = list(rate.link_speeds_bps)
+        fs.link_speed_reason = rate.reason
 
     # -- the whole run ----------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from vsbench.interfaces.traffic import (
     line_rate_fps,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.interfaces.host.link_speed import LinkSpeed
 
 from vsbench_plugins.trafficgen.ixnet import session as ixsession
 from vsbench_plugins.trafficgen.ixnet import stats as ixstats
@@ -70,6 +71,7 @@ class IxNet(TrafficGenerator):
         self._vports: list[Any] = []
         self._port_names: list[str] = []
         self._link_bps: list[float | None] = []
+        self._configured_indices: list[int] = []
         self._item: ixtraffic.TrafficItem | None = None
         self._profile: TrafficProfile | None = None
         self._latency_on: bool | None = None
@@ -135,6 +137,17 @@ class IxNet(TrafficGenerator):
         return GeneratorCapabilities(ports=ports, max_rate_fps=max_rate, latency=True,
                                      per_packet_latency=False, max_flows=int(self._cfg["max_flows"]),
                                      bidirectional=True, needs_testbed=False, native_search=False)
+
+    def port_speeds(self) -> list[LinkSpeed]:
+        """Each configured port's speed: ``trafficgen.ixnet.port_speed_gbps`` when set
+        (the lab says so), else the vport's ``ActualSpeed`` as IxNetwork reports it."""
+        speeds = self._link_speeds_bps()
+        source = "trafficgen.ixnet.port_speed_gbps" if self._cfg["port_speed_gbps"] else "IxNetwork ActualSpeed"
+        out = []
+        for i in self._configured_indices:
+            bps = speeds[i] if i < len(speeds) else None
+            out.append(LinkSpeed(bps, source if bps else f"IxNetwork reports no speed for port {i}"))
+        return out
 
     def _link_speeds_bps(self) -> list[float | None]:
         if self._cfg["port_speed_gbps"]:
@@ -232,6 +245,7 @@ class IxNet(TrafficGenerator):
         if len(ports) < 2:
             raise PluginError("ixnet: a trial needs two generator ports")
         indices = [p.index for p in ports[:2]]
+        self._configured_indices = [p.index for p in ports]
         for i in indices:
             if not 0 <= i < len(self._vports):
                 raise PluginError(f"ixnet: generator port {i} has no chassis port "

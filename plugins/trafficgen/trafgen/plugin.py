@@ -71,7 +71,7 @@ from vsbench.interfaces.traffic import (
     TrialResult,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
-from vsbench.interfaces.host import host_check, naming
+from vsbench.interfaces.host import host_check, link_speed, naming
 from vsbench.interfaces.commands import CommandError, ManagedProcess, run, spawn, which
 from vsbench.interfaces.host.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
 from vsbench.interfaces.host.testbed import DROP_ALL_BYTECODE, TestbedError, set_gro, veth_peer
@@ -230,6 +230,8 @@ class Trafgen(TrafficGenerator):
         self._sender_config: Path | None = None
         self._sender_proc: pacer_engine.PacerProcess | None = None
         self._gro_restore: list[tuple[str | None, str]] = []
+        self._ports: list[GeneratorPort] = []
+        self._speeds: dict[tuple[str | None, str], link_speed.LinkSpeed] = {}
 
     # -- plugin contract ---------------------------------------------------------------
 
@@ -386,6 +388,7 @@ class Trafgen(TrafficGenerator):
             raise PluginError(f"trafgen: {exc}") from None
 
         netns = ports[0].netns
+        self._ports = ports
         self._open_readers(netns, [p.iface for p in ports])
         if tunnels:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
@@ -422,6 +425,14 @@ class Trafgen(TrafficGenerator):
         log.info("trafgen: %s B, %d flow(s), %s; trafgen on %s", profile.frame_size_bytes, profile.flows,
                  "bidirectional" if profile.bidirectional else "unidirectional",
                  ", ".join(f"{st.iface} (CPUs {list(st.cpus) or [process.SENDTO_CPU]})" for st in streams))
+
+    def port_speeds(self) -> list[link_speed.LinkSpeed]:
+        """ethtool's word on each port, read once per port: none of its own on the
+        testbed's veth, so the line rate stays nominal there."""
+        for p in self._ports:
+            if (p.netns, p.iface) not in self._speeds:
+                self._speeds[(p.netns, p.iface)] = link_speed.probe(p.iface, p.netns)
+        return [self._speeds[(p.netns, p.iface)] for p in self._ports]
 
     @staticmethod
     def _stream_specs(profile: TrafficProfile, ports: list[GeneratorPort]) -> list[tuple]:

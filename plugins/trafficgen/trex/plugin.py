@@ -35,6 +35,7 @@ from vsbench.interfaces.traffic import (
     line_rate_fps,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.interfaces.host.link_speed import LinkSpeed
 from vsbench_plugins.trafficgen.trex import codec, events, stats, streams
 from vsbench_plugins.trafficgen.trex.rpc import RpcClient, TrexConnectionError
 from vsbench_plugins.trafficgen.trex.settings import SETTINGS_SCHEMA, TrexSettings
@@ -102,6 +103,9 @@ class Trex(TrafficGenerator):
         self._session_id = random.getrandbits(31) | 1
         self._server_version: dict[str, Any] = {}
         self._port_speed_gbps: dict[int, float] = {}
+        #: Ports whose speed TRex reported as the link's (else the fastest it supports).
+        self._port_speed_reported: set[int] = set()
+        self._configured_gen_ports: list[int] = []
         self._latency_capable = True
         self._profile: TrafficProfile | None = None
         self._directions: list[Direction] = []
@@ -238,6 +242,7 @@ class Trex(TrafficGenerator):
                 raise self._fail(f"generator port {g} has no TRex port id (trafficgen.trex.ports "
                                  f"lists {len(self.cfg.ports)})")
         trex_ports = [self.cfg.ports[g] for g in gen]
+        self._configured_gen_ports = [p.index for p in ports]
         try:
             latency_profile = self._latency_profile(profile)
             directions = []
@@ -449,10 +454,23 @@ class Trex(TrafficGenerator):
             speed = ((status or {}).get("attr") or {}).get("speed")
             if isinstance(speed, (int, float)) and speed > 0:
                 self._port_speed_gbps[port] = float(speed)
+                self._port_speed_reported.add(port)
             else:
                 supp = listed[port].get("supp_speeds") or []
                 if supp:
                     self._port_speed_gbps[port] = max(supp) / 1000.0  # Mb/s
+
+    def port_speeds(self) -> list[LinkSpeed]:
+        """The speed TRex reports for each configured port's link (``get_port_status``
+        ``attr.speed``); none where it reported only the speeds the port supports."""
+        speeds = []
+        for g in self._configured_gen_ports:
+            port = self.cfg.ports[g] if g < len(self.cfg.ports) else None
+            if port in self._port_speed_reported:
+                speeds.append(LinkSpeed(self._port_speed_gbps[port] * 1e9, f"TRex port {port} link speed"))
+            else:
+                speeds.append(LinkSpeed(None, f"TRex reports no link speed for port {port}"))
+        return speeds
 
     def _acquire(self, port: int) -> None:
         assert self._rpc is not None
