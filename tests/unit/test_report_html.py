@@ -143,6 +143,10 @@ def test_runner_writes_a_self_contained_report_with_every_reported_figure(tmp_pa
     assert "No invalid trial, placement warning or irregular search result was recorded." in text
     # the bill of materials and the versions the plugins reported
     assert "Isolated CPUs (isolcpus)" in text and "Hugepages" in text and "NUMA" in text
+    # the host's lab settings, as vsbench doctor --host judged them for the run's configuration
+    host = json.loads((run_dir / "sysinfo.json").read_text())["host_settings"]
+    assert "Lab settings (vsbench doctor --host)" in text and host["checks"]
+    assert [c["setting"] for c in host["checks"]][0] in text and "irqbalance" in text
     assert "marker_switch (marker_switch 1.0)" in text and "model_gen (model_gen 0.1)" in text
     assert "NDR: loss ≤ 0 %" in text and "Trial duration" in text and "bidirectional (2)" in text
 

@@ -145,6 +145,12 @@ def build_doctor_parser() -> argparse.ArgumentParser:
         parser.add_argument(f"--{kind}", metavar="NAME", help=f"check this {kind} plugin "
                             "instead of the configured one")
     parser.add_argument("--all", action="store_true", help="check every installed plugin")
+    parser.add_argument("--host", action="store_true",
+                        help="check this host's lab settings instead (docs/lab.rst): NUMA node of each "
+                             "configured PCI NIC and busy-polling core (cross-NUMA warns), hugepages per node "
+                             "and size, isolcpus/nohz_full/rcu_nocbs, governor, turbo, C-states, IOMMU, NIC "
+                             "driver, firmware and link speed, irqbalance; one ok/warn/fail line each with "
+                             "the fix; exit 2 on a fail line")
     parser.add_argument("--conf-file", action="append", metavar="F", default=[], type=Path)
     parser.add_argument("--conf-dir", metavar="DIR", type=Path)
     parser.add_argument("-v", "--debug", action="store_true")
@@ -158,6 +164,8 @@ def run_doctor(argv: Sequence[str], out: Console) -> int:
 
     config = cfg.load_layers(args.conf_dir or cfg.default_conf_dir(), args.conf_file)
     flags = {kind: getattr(args, kind) for kind in PLUGIN_FLAGS}
+    if args.host:
+        return _doctor_host(config, flags, out)
     checks = doctor.run_checks(config, flags, every=args.all,
                                package_lists=doctor.default_package_lists())
     for check in checks:
@@ -167,6 +175,16 @@ def run_doctor(argv: Sequence[str], out: Console) -> int:
     out.print("doctor: ready" if code == 0 else "doctor: missing prerequisites (see MISSING lines)",
               markup=False, highlight=False)
     return code
+
+
+def _doctor_host(config: dict, flags: dict, out: Console) -> int:
+    from vsbench.runner import doctor_host
+
+    settings = doctor_host.judge_host(config, flags)
+    for line in settings.lines:
+        out.print(line.text(), markup=False, highlight=False, soft_wrap=True)
+    out.print(doctor_host.summary(settings), markup=False, highlight=False, soft_wrap=True)
+    return doctor_host.exit_code(settings)
 
 
 def build_recompute_parser() -> argparse.ArgumentParser:

@@ -26,7 +26,8 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from vsbench.results import line_rate_basis, recompute, report_plots, report_scaling, report_suite, report_traffic, run_metrics, writers
+from vsbench.results import (line_rate_basis, recompute, report_host, report_plots, report_scaling, report_suite,
+                             report_traffic, run_metrics, writers)
 from vsbench.results import render as templates
 from vsbench.results.page_model import (
     Details,
@@ -395,7 +396,8 @@ def _sut_section(files: RunFiles) -> list[Any]:
     return [Heading(2, "System under test"),
             Paragraph.of(f"From sysinfo.json, collected {info.get('collected_at', DASH)} (RFC 8204 bill of "
                          "materials).", "muted"),
-            Group([Group([kv_table(pairs)], "col"), Group(side, "col")])]
+            Group([Group([kv_table(pairs)], "col"), Group(side, "col")]),
+            *report_host.section(info)]
 
 
 # -- one plan ---------------------------------------------------------------------------------

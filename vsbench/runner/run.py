@@ -56,7 +56,7 @@ from vsbench.results import writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
-from vsbench.runner import guard, placement, preflight, traffic_tcp, traffic_types
+from vsbench.runner import doctor_host, guard, placement, preflight, traffic_tcp, traffic_types
 from vsbench.runner.config import redact_secrets
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
@@ -258,6 +258,7 @@ class Run:
                                   tags=dict(tags or {}))
         self.resources = ResourceStack()
         self.plugin_versions: list[dict[str, Any]] = []
+        self._host_settings_doc: dict[str, Any] | None = None
         self.claim: runstate.RunClaim | None = None
         self.guard = SignalGuard()
         self._report_clock = time.monotonic()  # the run's start, then its last report
@@ -293,7 +294,20 @@ class Run:
             log.debug("report generation failed", exc_info=True)
 
     def write_sysinfo(self) -> None:
-        writers.write_sysinfo_json(self.run_dir / "sysinfo.json", sysinfo.collect(self.run_id, self.plugin_versions))
+        writers.write_sysinfo_json(self.run_dir / "sysinfo.json", sysinfo.collect(
+            self.run_id, self.plugin_versions, host_settings=self._host_settings()))
+
+    def _host_settings(self) -> dict[str, Any] | None:
+        """The lab settings of ``vsbench doctor --host`` for the plans' NICs and cores, read
+        once per run (the host does not change under it). A fault here costs the record,
+        never the run: it is logged and sysinfo.json goes without it."""
+        if self._host_settings_doc is None:
+            try:
+                self._host_settings_doc = doctor_host.sysinfo_section([p.config for p in self.plans])
+            except Exception as exc:  # noqa: BLE001 - a bill-of-materials item is not worth a run
+                log.warning("could not read the host's lab settings: %s", one_line(exc))
+                self._host_settings_doc = {}
+        return self._host_settings_doc or None
 
     def write_config(self) -> None:
         doc = writers.run_config_document(

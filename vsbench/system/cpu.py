@@ -123,6 +123,17 @@ def parse_cpu_list(text: str) -> set[int]:
     return cpus
 
 
+def format_cpu_list(cpus: Iterable[int]) -> str:
+    """``{0,1,2,3,6}`` -> ``"0-3,6"``: the kernel's cpu list format, as isolcpus= takes it."""
+    runs: list[list[int]] = []
+    for cpu in sorted(set(cpus)):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(f"{lo}-{hi}" if hi > lo else str(lo) for lo, hi in runs)
+
+
 def mask_to_cpus(mask: str | int) -> set[int]:
     """A CPU bitmask (``"0x2"``, ``"2"`` hex as OvS reads it, or an int) -> set of CPUs."""
     value = mask if isinstance(mask, int) else int(str(mask).lower().removeprefix("0x") or "0", 16)

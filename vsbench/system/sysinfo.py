@@ -16,14 +16,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+from vsbench.system.sysfs import read_text
+
 SCHEMA_ID = "vsbench.sysinfo/1"
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
+_read = read_text
 
 
 def cpu_model(proc: Path = Path("/proc")) -> str | None:
@@ -126,15 +124,18 @@ def collect(
     *,
     proc: Path = Path("/proc"),
     sys_root: Path = Path("/sys"),
+    host_settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The sysinfo.json document. ``plugin_versions`` items: ``{plan_index, kind, name,
-    versions}`` (plus ``error`` when ``version()`` failed)."""
+    versions}`` (plus ``error`` when ``version()`` failed). ``host_settings``: the lab
+    settings of :mod:`vsbench.system.host_settings` judged for the run's configuration
+    (what ``vsbench doctor --host`` prints), recorded when given."""
     from vsbench import __version__
 
     sys_cpu = sys_root / "devices" / "system" / "cpu"
     online = _read(sys_cpu / "online")
     uname = platform.uname()
-    return {
+    doc = {
         "schema": SCHEMA_ID,
         "run_id": run_id,
         "collected_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -158,6 +159,9 @@ def collect(
         },
         "plugins": [dict(p) for p in plugin_versions],
     }
+    if host_settings is not None:
+        doc["host_settings"] = host_settings
+    return doc
 
 
 def plugin_versions(plan_index: int, kind: str, plugin: Any) -> dict[str, Any]:
