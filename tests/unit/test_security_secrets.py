@@ -1,0 +1,45 @@
+"""Secrets a site puts in its configuration (a password, an API token, a database URL with
+its password) never reach a file of the run directory (config.yaml, logs, results, the
+report, the JUnit file) nor the results store (docs/security.rst)."""
+
+from __future__ import annotations
+
+import yaml
+
+from tests.unit.runs_kit import make_run
+from vsbench.runner.config import REDACTED, redact_secrets
+
+PASSWORD = "pw-hunter2-7f3a"
+TOKEN = "tok-91c2e8d0b7"
+DB_PASSWORD = "dbpw-5e1f0c"
+DB_URL = f"postgresql://bob:{DB_PASSWORD}@db.example/results"
+SECRETS = (PASSWORD, TOKEN, DB_PASSWORD)
+
+
+def test_credentialed_urls_are_redacted_whatever_the_key():
+    """A URL's password is a secret under any key name (``db_url``, ``endpoint``...): the
+    key-name rule alone lets ``db_url: postgresql://bob:pw@db`` through."""
+    out = redact_secrets({"x": {"db_url": DB_URL, "plain": "https://example.org/a",
+                                "list": [DB_URL], "user_only": "ssh://bob@host"}}, {})
+    assert out["x"]["db_url"] == f"postgresql://bob:{REDACTED}@db.example/results"
+    assert out["x"]["list"] == [f"postgresql://bob:{REDACTED}@db.example/results"]
+    assert out["x"]["plain"] == "https://example.org/a"
+    assert out["x"]["user_only"] == "ssh://bob@host"
+
+
+def test_no_secret_reaches_the_run_directory_or_the_store(tmp_path, testkit, monkeypatch):
+    results = testkit["results"]
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text(yaml.safe_dump({"trafficgen": {"model_gen": {
+        "password": PASSWORD, "api_token": TOKEN, "db_url": DB_URL, "nested": {"secret": TOKEN}}}}))
+    db = tmp_path / "store.sqlite"
+    junit = tmp_path / "junit.xml"
+    run_dir = make_run(tmp_path, testkit, results, "--conf-file", str(secrets), "--debug",
+                       "--db", f"sqlite:///{db}", "--junit", str(junit))
+    files = [p for p in run_dir.rglob("*") if p.is_file()] + [db, junit]
+    assert (run_dir / "config.yaml") in files and (run_dir / "report.html") in files
+    assert any(p.parent.name == "logs" for p in files)
+    leaks = [(p.name, s) for p in files for s in SECRETS if s.encode() in p.read_bytes()]
+    assert leaks == []
+    # the configuration still says a secret was set
+    assert REDACTED in (run_dir / "config.yaml").read_text()
