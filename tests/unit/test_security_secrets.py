@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.unit.runs_kit import make_run
+from tests.unit.runs_kit import layer, make_run, vsbench
 from vsbench.runner.config import REDACTED, redact_secrets
 
 PASSWORD = "pw-hunter2-7f3a"
@@ -43,3 +43,14 @@ def test_no_secret_reaches_the_run_directory_or_the_store(tmp_path, testkit, mon
     assert leaks == []
     # the configuration still says a secret was set
     assert REDACTED in (run_dir / "config.yaml").read_text()
+
+
+def test_a_dry_run_prints_no_secret(tmp_path, testkit, capsys):
+    """``--dry-run`` prints the resolved configuration: into a CI log, so redacted as config.yaml."""
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text(yaml.safe_dump({"trafficgen": {"model_gen": {"password": PASSWORD, "db_url": DB_URL}}}))
+    conf = layer(tmp_path, testkit)
+    code, out, _ = vsbench("--test", "phy2phy_tput", "--conf-file", str(conf), "--conf-file", str(secrets),
+                           "--dry-run", capsys=capsys)
+    assert code == 0 and REDACTED in out
+    assert [s for s in SECRETS if s in out] == []
