@@ -54,3 +54,20 @@ def test_a_dry_run_prints_no_secret(tmp_path, testkit, capsys):
                            "--dry-run", capsys=capsys)
     assert code == 0 and REDACTED in out
     assert [s for s in SECRETS if s in out] == []
+
+
+def test_a_plugin_error_quoting_a_credentialed_url_is_redacted(tmp_path, testkit, capsys):
+    """A plugin's error may quote the URL it failed to reach: results.json (the plan's error)
+    and the log (its traceback at --debug) get it without the password."""
+    failing = tmp_path / "failing.yaml"
+    failing.write_text(yaml.safe_dump({"trafficgen": {"model_gen": {
+        "fail_on_trial": 2, "fail_message": f"cannot reach {DB_URL}: connection refused"}}}))
+    results = testkit["results"]
+    code = vsbench("--test", "phy2phy_tput", "--conf-file", str(layer(tmp_path, testkit)), "--conf-file", str(failing),
+                   "--test-params", "frame_sizes=[64];trial_duration=1", "--results-dir", str(results), "--debug")[0]
+    assert code == 1
+    [run_dir] = list(results.iterdir())
+    assert f"bob:{REDACTED}@db.example" in (run_dir / "results.json").read_text()
+    leaks = [p.name for p in run_dir.rglob("*") if p.is_file() and DB_PASSWORD.encode() in p.read_bytes()]
+    assert leaks == []
+    capsys.readouterr()

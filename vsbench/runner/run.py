@@ -57,7 +57,7 @@ from vsbench.results.model import FrameSizeResult, RunResults, TestResult, Trial
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
 from vsbench.runner import guard, placement, preflight, traffic_tcp, traffic_types
-from vsbench.runner.config import redact_secrets
+from vsbench.runner.config import redact_secrets, redact_url_passwords
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
 from vsbench.system import cleanup, private_files, runstate, sysinfo
@@ -203,7 +203,12 @@ class _LibraryChatter(logging.Filter):
 
 class _PrivateFileHandler(logging.FileHandler):
     """A FileHandler whose file is created :data:`private_files.FILE_MODE` and never opened
-    through a symlink (``logging.FileHandler`` uses ``open()``: the umask's mode, links followed)."""
+    through a symlink (``logging.FileHandler`` uses ``open()``: the umask's mode, links followed),
+    and whose records have every URL's password redacted: a plugin's error or a traceback
+    may quote the database or API URL it failed to reach."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_url_passwords(super().format(record))
 
     def _open(self):  # type: ignore[override]
         return private_files.open_append(Path(self.baseFilename), encoding=self.encoding or "utf-8",
@@ -698,7 +703,8 @@ def remove_work_dir(path: Path) -> None:
 
 
 def one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    """``exc`` as the one line results.json and the terminal show, a URL's password redacted."""
+    text = redact_url_passwords(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""
     if isinstance(exc, EXPECTED_ERRORS) and text:
         return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
