@@ -122,3 +122,18 @@ def test_report_regeneration_does_not_follow_planted_links(tmp_path, testkit, ca
     assert outside.read_text() == "precious\n" and not (tmp_path / "elsewhere.txt").exists()
     assert (run_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
     capsys.readouterr()
+
+
+def test_the_libvirt_driver_root_in_tmp_is_not_taken_over(tmp_path, monkeypatch):
+    """``<tmp>/vsb-libvirt-<pid>`` has a predictable name and holds the configuration libvirt
+    reads for QEMU run as root: a link planted there (or another user's directory) is refused."""
+    from vsbench.system.vm import runner
+
+    monkeypatch.setattr(runner.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(runner, "_driver_root", None)
+    elsewhere = tmp_path / "attacker"
+    elsewhere.mkdir()
+    (tmp_path / f"{runner.DRIVER_ROOT_PREFIX}{os.getpid()}").symlink_to(elsewhere)
+    with pytest.raises(private_files.UnsafePathError, match="symlink"):
+        runner.embedded_driver_root(None)
+    assert list(elsewhere.iterdir()) == []
