@@ -58,3 +58,26 @@ def test_the_remote_command_is_quoted_word_by_word():
 def test_a_host_that_looks_like_an_option_stays_a_host():
     argv = RemoteHost.from_settings({"host": "-oProxyCommand=touch /tmp/pwned"}).ssh_argv(["true"])
     assert argv.index("--") == argv.index("-oProxyCommand=touch /tmp/pwned") - 1
+
+
+def test_a_remote_work_dir_must_be_the_ssh_users_own(tmp_path):
+    """The check MoonGen runs after ``mkdir -p`` of its remote work dir, through the fake
+    ssh (which runs the remote command here): our own directory passes; a link to one,
+    or a directory of another user (as root), fails."""
+    import os
+    import subprocess
+
+    fake = ROOT / "tests" / "fakes" / "ssh" / "fake_ssh"
+    remote = RemoteHost(host="gen1", ssh_command=(str(fake),))
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (tmp_path / "link").symlink_to(mine)
+    def ok(path):
+        return subprocess.run(remote.own_dir_check_argv(str(path)), check=False).returncode == 0
+    assert ok(mine)
+    assert not ok(tmp_path / "link") and not ok(tmp_path / "missing")
+    if os.geteuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, 65534, 65534)
+        assert not ok(theirs)
