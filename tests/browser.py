@@ -41,6 +41,8 @@ class PageLoad:
     #: Every h1-h4 as the reader sees it: tag, text and the id of its enclosing section.
     headings: list[dict] = field(default_factory=list)
     title: str = ""
+    #: The page's text as the reader sees it (``document.body.innerText``).
+    text: str = ""
 
 
 class _Pipe:
@@ -126,6 +128,9 @@ def load(path: Path, timeout: float = 60.0) -> PageLoad:
         title = pipe.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True},
                           session=session)
         result.title = title["result"]["value"]
+        text = pipe.send("Runtime.evaluate", {"expression": "document.body ? document.body.innerText : ''",
+                                              "returnByValue": True}, session=session)
+        result.text = text["result"]["value"]
         headings = pipe.send("Runtime.evaluate", {
             "expression": "JSON.stringify([...document.querySelectorAll('h1, h2, h3, h4')].map(h => "
                           "({level: h.tagName, text: h.textContent, section: (h.closest('section') || {}).id || ''})))",

@@ -123,6 +123,13 @@ class RemoteHost:
         out += ["--", self.destination, shlex.join(list(argv))]
         return out
 
+    def own_dir_check_argv(self, path: str) -> list[str]:
+        """A remote command that fails unless ``path`` is a directory (not a symlink) owned
+        by the ssh user: ``mkdir -p`` succeeds on a directory another user made first under
+        a predictable name (``/tmp/vsbench-moongen``), who could then swap what is copied
+        into it before the generator runs it."""
+        return self.ssh_argv(["test", "-d", path, "-a", "!", "-h", path, "-a", "-O", path])
+
     def _scp_prefix(self) -> list[str]:
         out = [*self.scp_command, "-P", str(self.port)]
         if self.identity_file:

@@ -493,13 +493,29 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     return finished.exit_code
 
 
+def _loadable_classes(plan: TestPlan) -> dict[str, type]:
+    """The plan's plugin classes that load, for their schemas' secrets: a dry run checks
+    nothing, so a plugin that does not load is left out, not reported."""
+    from vsbench.runner import plugins
+
+    classes = {}
+    for kind in ("vswitch", "trafficgen", "vnf"):
+        name = (plan.config.get(kind) or {}).get("name")
+        try:
+            if name:
+                classes[kind] = plugins.load(kind, name)
+        except Exception:  # noqa: BLE001 - names and URLs are still redacted
+            continue
+    return classes
+
+
 def _print_dry_run(plans: Sequence[TestPlan], out: Console) -> None:
     """``--dry-run`` with ``--test``: every plan's resolved configuration, then one block
     per plan and the total traffic time, last so that it is what the terminal shows."""
     from vsbench.runner import dry_run
 
     for plan in plans:
-        out.file.write("---\n" + dry_run.resolved_configuration(plan))
+        out.file.write("---\n" + dry_run.resolved_configuration(plan, _loadable_classes(plan)))
     out.file.write("...\n")
     for line in dry_run.describe(plans):
         out.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from vsbench.results.model import TrialRecord
+from vsbench.system import private_files
 
 log = logging.getLogger(__name__)
 
@@ -26,9 +27,10 @@ class TrialLog:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_files.make_dirs(self.path.parent)
         # Unbuffered binary append: one os.write per record, no Python-side buffer to lose.
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # Not through a symlink planted at the path (private_files).
+        self._fd: int | None = private_files.open_fd(self.path, os.O_WRONLY | os.O_APPEND)
         self.count = 0
 
     def append(self, record: TrialRecord) -> None:

@@ -24,7 +24,7 @@ import yaml
 
 from vsbench.results import schema
 from vsbench.results.model import FrameSizeResult, ReportedPoint, RunResults, TestResult
-from vsbench.system import yaml_text
+from vsbench.system import private_files, yaml_text
 
 RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 
@@ -153,15 +153,23 @@ CSV_COLUMNS: tuple[str, ...] = (
 
 
 def write_atomic(path: Path, data: str) -> None:
-    """Replace ``path`` with ``data`` so readers never see a partial file."""
+    """Replace ``path`` with ``data`` so readers never see a partial file.
+
+    The rename replaces whatever is at ``path`` (a planted symlink included) instead of
+    writing through it, and the temporary file is created fresh (:func:`private_files.create_fresh`),
+    so a link at its predictable name is not followed either."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_files.make_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(private_files.create_fresh(tmp), "w", encoding="utf-8", newline="") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_results_json(path: Path, results: RunResults) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import copy
 import difflib
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -302,18 +303,31 @@ def _looks_secret(key: str) -> bool:
     return any(word in lowered for word in SECRET_KEY_WORDS)
 
 
+#: The password of a URL's user part (``scheme://user:password@host``), wherever it stands.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:)(?P<password>[^/@\s]+)(?=@)")
+
+
+def redact_url_passwords(text: str) -> str:
+    """``text`` with the password of every credentialed URL in it replaced: a database URL
+    is a secret whatever key holds it (``db_url``, ``endpoint``), so names are not enough."""
+    return _URL_PASSWORD.sub(lambda m: m["head"] + REDACTED, text)
+
+
 def _redact_by_name(node: Any) -> Any:
     if isinstance(node, Mapping):
         return {k: (REDACTED if _looks_secret(str(k)) and v not in (None, "") else _redact_by_name(v))
                 for k, v in node.items()}
     if isinstance(node, list):
         return [_redact_by_name(v) for v in node]
+    if isinstance(node, str):
+        return redact_url_passwords(node)
     return node
 
 
 def redact_secrets(config: Mapping[str, Any], plugin_classes: Mapping[str, type]) -> dict[str, Any]:
     """A copy of ``config`` safe to write to disk: every value a plugin's ``settings_schema``
-    marks ``writeOnly``, and every key named like a credential, becomes ``<redacted>``.
+    marks ``writeOnly``, and every key named like a credential, becomes ``<redacted>``, and
+    so does the password of every URL with credentials (:func:`redact_url_passwords`).
 
     ``plugin_classes`` maps a kind (``trafficgen``...) to the selected plugin class.
     """

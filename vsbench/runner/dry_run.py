@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from vsbench.measurement import load_sweep
+from vsbench.runner.config import redact_secrets
 from vsbench.runner.plan import TestPlan
 
 
@@ -97,7 +98,10 @@ def describe(plans: Sequence[TestPlan]) -> list[str]:
     return lines
 
 
-def resolved_configuration(plan: TestPlan) -> str:
-    """``plan``'s resolved configuration as the YAML a run writes to config.yaml."""
-    return yaml.safe_dump({"plan": plan.label, "variant": dict(plan.variant), "config": plan.config},
+def resolved_configuration(plan: TestPlan, plugin_classes: Mapping[str, type] | None = None) -> str:
+    """``plan``'s resolved configuration as the YAML a run writes to config.yaml, secrets
+    redacted as there (a dry run's output lands in CI logs); ``plugin_classes`` as for
+    :func:`redact_secrets`, whose schemas' ``writeOnly`` keys are redacted too."""
+    config = redact_secrets(plan.config, plugin_classes or {})
+    return yaml.safe_dump({"plan": plan.label, "variant": dict(plan.variant), "config": config},
                           sort_keys=False, default_flow_style=False)

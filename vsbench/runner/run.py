@@ -57,10 +57,10 @@ from vsbench.results.model import FrameSizeResult, RunResults, TestResult, Trial
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
 from vsbench.runner import doctor_host, guard, placement, preflight, traffic_tcp, traffic_types
-from vsbench.runner.config import redact_secrets
+from vsbench.runner.config import redact_secrets, redact_url_passwords
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.plan import TestPlan
-from vsbench.system import cleanup, runstate, sysinfo
+from vsbench.system import cleanup, private_files, runstate, sysinfo
 from vsbench.system.commands import CommandError
 from vsbench.system.deadline import DeadlineExceeded
 from vsbench.system.naming import new_run_id
@@ -201,14 +201,28 @@ class _LibraryChatter(logging.Filter):
         return record.levelno >= self.min_level
 
 
+class _PrivateFileHandler(logging.FileHandler):
+    """A FileHandler whose file is created :data:`private_files.FILE_MODE` and never opened
+    through a symlink (``logging.FileHandler`` uses ``open()``: the umask's mode, links followed),
+    and whose records have every URL's password redacted: a plugin's error or a traceback
+    may quote the database or API URL it failed to reach."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_url_passwords(super().format(record))
+
+    def _open(self):  # type: ignore[override]
+        return private_files.open_append(Path(self.baseFilename), encoding=self.encoding or "utf-8",
+                                         errors=self.errors)
+
+
 class _RunLogFile:
     """The run's log file, for the run's duration: vsbench's records at ``level`` (the
     configuration's ``log_level``, INFO by default; DEBUG with ``--debug``) and libraries'
     warnings. Existing root handlers keep the level they showed before."""
 
     def __init__(self, path: Path, level: int = logging.INFO) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.handler = logging.FileHandler(path, encoding="utf-8")
+        private_files.make_dirs(path.parent)
+        self.handler = _PrivateFileHandler(path, encoding="utf-8")
         self.handler.setLevel(level)
         self.handler.addFilter(_LibraryChatter(logging.INFO if level <= logging.DEBUG else logging.WARNING))
         self.handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -342,7 +356,7 @@ class Run:
         section = (config.get("collector") or {}) if kind == "collector" else (config.get(kind) or {})
         work_dir = self.claim.work_dir / f"p{plan_index}" if self.claim else None
         if work_dir is not None and not work_dir.exists():
-            work_dir.mkdir(parents=True)
+            private_files.make_dirs(work_dir, exist_ok=False)
             # Registered first on the plan's stack, so it runs after every plugin stopped.
             resources.register(f"work dir {work_dir}", remove_work_dir, work_dir)
         return PluginContext(
@@ -505,7 +519,7 @@ class Run:
     # -- the whole run ----------------------------------------------------------------------
 
     def execute(self) -> int:
-        self.run_dir.mkdir(parents=True, exist_ok=False)
+        private_files.make_dirs(self.run_dir, exist_ok=False)
         guard = self.guard
         log_file = _RunLogFile(self.run_dir / "logs" / LOG_FILE, self.log_level)
         trial_log: TrialLog | None = None
@@ -703,7 +717,8 @@ def remove_work_dir(path: Path) -> None:
 
 
 def one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    """``exc`` as the one line results.json and the terminal show, a URL's password redacted."""
+    text = redact_url_passwords(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""
     if isinstance(exc, EXPECTED_ERRORS) and text:
         return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -758,7 +773,7 @@ def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
         return RunOutcome(EXIT_USAGE, None)
     try:
         run = Run(plans, checked, results_dir, console, log_level_of(plans, debug), observer, tags)
-        Path(results_dir).mkdir(parents=True, exist_ok=True)
+        private_files.make_dirs(Path(results_dir))
     except OSError as exc:
         err.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
                   markup=False, highlight=False, soft_wrap=True)

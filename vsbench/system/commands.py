@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Mapping, Sequence
 
+from vsbench.system import private_files
+
 log = logging.getLogger(__name__)
 
 
@@ -134,8 +136,8 @@ def spawn(
     full = in_netns(netns, argv)
     handle = None
     if stdout is None and log_path is not None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in stop()
+        private_files.make_dirs(log_path.parent)
+        handle = private_files.open_append(log_path)  # closed in stop()
         handle.write(f"$ {' '.join(full)}\n")
         handle.flush()
         stdout = handle

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from vsbench.system import private_files
 from vsbench.system.naming import RUN_ID_RE
 
 log = logging.getLogger(__name__)
@@ -90,10 +91,9 @@ def claim(run_id: str, run_dir: Path | None = None, base: Path | None = None) ->
     """
     if not RUN_ID_RE.match(run_id):
         raise ValueError(f"not a run id: {run_id!r}")
-    base = base or state_dir()
-    base.mkdir(mode=0o755, parents=True, exist_ok=True)
+    base = private_files.private_dir(base or state_dir())
     lock_path = base / f"{run_id}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = private_files.open_fd(lock_path, os.O_RDWR)  # never through a link planted there
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -153,6 +153,8 @@ class MoonGen(TrafficGenerator):
         work = self.cfg["work_dir"]
         remote_script = f"{work}/{SCRIPT_NAME}"
         self._run_remote_setup(self.remote.ssh_argv(["mkdir", "-p", work]), "create " + work)
+        self._run_remote_setup(self.remote.own_dir_check_argv(work),
+                               f"use {work}: not a directory of the ssh user's own (another user's, or a link)")
         self._run_remote_setup(self.remote.scp_to_argv(str(local_script), remote_script),
                                "copy the trial script")
         self._script = remote_script

@@ -17,6 +17,7 @@ from typing import IO, Sequence
 import pexpect
 import pexpect.fdpexpect
 
+from vsbench.system import private_files
 from vsbench.system.vm.image import PROMPT
 
 
@@ -35,8 +36,8 @@ class SerialConsole:
         self.socket_path = socket_path
         self.log_path = log_path
         self.sock = _connect(socket_path, connect_timeout_s)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log: IO[str] = open(log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed in close()
+        private_files.make_dirs(log_path.parent)
+        self._log: IO[str] = private_files.open_append(log_path, errors="replace")  # closed in close()
         # pexpect closes the descriptor it is given: give it its own, never the socket's
         self.child = pexpect.fdpexpect.fdspawn(os.dup(self.sock.fileno()), encoding="utf-8",
                                                codec_errors="replace", timeout=30)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from vsbench.system import commands, cpu, hugepages
+from vsbench.system import commands, cpu, hugepages, private_files
 from vsbench.system.resources import ResourceStack
 from vsbench.system.vm import domain as domains
 from vsbench.system.vm.console import ConsoleError, SerialConsole
@@ -154,8 +154,12 @@ def embedded_driver_root(hugepage_size_kb: int | None) -> Path:
     global _driver_root, _driver_hugetlbfs
     with _driver_lock:
         if _driver_root is None:
-            root = Path(tempfile.gettempdir()) / f"{DRIVER_ROOT_PREFIX}{os.getpid()}"
-            (root / "etc").mkdir(parents=True, exist_ok=True)
+            # A predictable name in the shared temp dir: used only when it is a real
+            # directory of this user that no other user can write (libvirt reads its
+            # configuration and hooks from it and QEMU runs as root), never one made first
+            # by someone else or a link to one.
+            root = private_files.private_dir(Path(tempfile.gettempdir()) / f"{DRIVER_ROOT_PREFIX}{os.getpid()}")
+            private_files.make_dirs(root / "etc")
             mount = None
             if hugepage_size_kb:
                 try:
