@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Mapping
 from vsbench.interfaces.plugin import PluginError, Prerequisite
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.interfaces import commands
-from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
+from vsbench.interfaces.host import cpu, dpdk_probe, hugepages, pci_bind
 from vsbench.interfaces.settings import with_defaults
 
 from vsbench_plugins.vswitch.ovs import flows
@@ -108,6 +108,9 @@ SETTINGS_SCHEMA = ovs_schema("vswitch.ovs_dpdk settings", {
               "items": {"type": "object", "additionalProperties": False, "required": ["pci"],
                         "properties": {"pci": {"type": "string", "pattern": PCI_PATTERN}}},
               "description": "PCI NICs DPDK may probe (real host); empty: --no-pci"},
+    "bind_driver": {"enum": [None, "vfio-pci", "uio_pci_generic"], "default": None,
+                    "description": "bind every device of ports to this DPDK driver for the run and give it "
+                                   "back to its own driver after; null: the lab bound them (dpdk-devbind)"},
     "dpdk_extra": {"type": "array", "items": {"type": "string"}, "default": [],
                    "description": "additional EAL arguments (not PCI, prefix, memory or core ones)"},
     "af_packet": {
@@ -310,6 +313,12 @@ class OvsDpdk(OvsSwitchBase):
         except hugepages.HugepageError as exc:
             raise PluginError(str(exc)) from exc
         hugepages.register_dpdk_file_cleanup(self.stack, self.huge_dir, self.file_prefix, record)
+        if self.cfg["bind_driver"]:
+            for address in self._pci_allowed:  # before the EAL probes them; undone at teardown
+                try:
+                    pci_bind.bind(address, self.cfg["bind_driver"], self.stack)
+                except pci_bind.PciBindError as exc:
+                    raise PluginError(f"vswitch.ovs_dpdk.ports: {exc}") from None
         self.ctl.vsctl("set", "Open_vSwitch", ".",
                        f'other_config:dpdk-extra="{" ".join(self.eal_extra_args())}"', wait=False)
 

@@ -58,9 +58,10 @@ INIT_SCRIPT = HERE / "initramfs_init.sh"
 INITRAMFS_MODULES = ("virtio_pci", "virtio_console", "9pnet_virtio", "9p", "overlay", "virtio_rng")
 
 #: Modules the guest agent loads before running the command (kernel datapath + TC offload
-#: path + the testbed's veth); more with ``--modules``.
+#: path + the testbed's veth + tun, which OvS's userspace datapath opens for a bridge's
+#: internal port); more with ``--modules``.
 DEFAULT_GUEST_MODULES = (
-    "openvswitch", "cls_flower", "act_mirred", "act_gact", "sch_ingress", "veth",
+    "openvswitch", "cls_flower", "act_mirred", "act_gact", "sch_ingress", "veth", "tun",
 )
 
 #: The guest module that drives each ``--nic-model``.
@@ -205,13 +206,15 @@ def qemu_argv(qemu: str, kernel: Path, initramfs: Path, xchg: Path, config: LabC
 
 def nic_argv(pairs: int, model: str) -> list[str]:
     """QEMU options for ``pairs`` pairs of ``model`` NICs, the two of pair k on hub k (a
-    cable between them): MACs 52:54:00:00:0k:0{1,2}."""
+    cable between them): MACs 52:54:00:00:0k:0{1,2}. A virtio-net NIC is given a link
+    speed (10 Gb/s, as ethtool then reports it); an e1000e negotiates 1000 Mb/s itself."""
+    speed = ",speed=10000,duplex=full" if model == "virtio-net-pci" else ""
     argv: list[str] = []
     for k in range(pairs):
         for end in (1, 2):
             netdev = f"nic{k}p{end}"
             argv += ["-netdev", f"hubport,id={netdev},hubid={k}",
-                     "-device", f"{model},netdev={netdev},mac=52:54:00:00:{k:02x}:{end:02x}"]
+                     "-device", f"{model},netdev={netdev},mac=52:54:00:00:{k:02x}:{end:02x}{speed}"]
     return argv
 
 

@@ -57,9 +57,16 @@ def driver_of(address: str) -> str | None:
 
 
 def netdevs_of(address: str) -> list[str]:
-    """The network interfaces of ``address`` (none while a DPDK driver has it)."""
-    net = _device(address) / "net"
-    return sorted(p.name for p in net.iterdir()) if net.is_dir() else []
+    """The network interfaces of ``address`` (none while a DPDK driver has it): under the
+    device itself (e1000e, ixgbe) or under a child device of its driver's (virtio-net's
+    ``virtioN``)."""
+    device = _device(address).resolve()
+    found = []
+    for net in Path("/sys/class/net").iterdir():
+        backing = net / "device"
+        if backing.exists() and device in (backing.resolve(), *backing.resolve().parents):
+            found.append(net.name)
+    return sorted(found)
 
 
 def in_use(address: str) -> str | None:
