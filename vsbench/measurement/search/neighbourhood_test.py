@@ -9,10 +9,10 @@ were consulted at all (:func:`.monotone_fit.pooled_rate`). MLRsearch spends up t
 But p rises with load, so the trials at the neighbouring loads say almost as much about
 p(L) as trials at L itself: one non-decreasing logistic curve through the loads within
 :data:`WINDOW_STEPS` grid steps (:func:`.monotone_fit.logistic_fit`) estimates the
-log-odds at L with a standard error that shrinks with *all* those trials. Measured on the
-search-efficiency benchmark's noisy DUT models, the curve puts NDR-bracketing loads on the
-right side of q from about half of MLRsearch's trials (docs/search.rst has the figures and
-the reasoning). The rule, for a load the per-load test has not decided:
+log-odds at L with a standard error that shrinks with *all* those trials. On the
+search-efficiency benchmark's noisy DUT models that takes 0.76-0.80 of revision 2's trial
+time with as many wrong NDRs over 1000 seeds (docs/search.rst has the figures and the
+reasoning). The rule, for a load the per-load test has not decided:
 
 * it needs :data:`MIN_OWN_TRIALS` trials of its own that disagree (some good, some bad):
   a load whose trials all agree is what the per-load test decides best (five in a row),
@@ -47,7 +47,7 @@ EARLY_POOL_TRIALS = 12
 #: stay at revision 2's (docs/search.rst).
 EARLY_Z = 1.5
 #: Neighbourhood trials at which the fit's sign decides however close it is. Fewer (26)
-#: cut the noisy models' trial time by another 8% and raised the 2%-jitter model's wrong
+#: cut the noisy models' trial time by another 6-11 % and raised the 2%-jitter model's wrong
 #: NDRs to about 699 in 1000 seeds (revision 2: 667).
 FORCED_POOL_TRIALS = 30
 
