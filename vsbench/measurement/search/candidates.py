@@ -54,6 +54,12 @@ class Selector:
     expansions_up: int = 0
     expansions_down: int = 0
     guess_gaps: list[int] = field(default_factory=list)
+    #: Revision 3: an external-search step nominated but not yet measured (another goal's
+    #: lower load went first) is nominated again instead of doubling the step once more per
+    #: call. Revisions 1-2 doubled it at every call, so a goal that waited behind another
+    #: overshot by 2**k widths and then spent a whole classification far from its bound.
+    patient_expansion: bool = False
+    pending_reach: int | None = None
 
     @property
     def target(self) -> Target:
@@ -85,6 +91,7 @@ class Selector:
             self.previous = bounds
             self.expansions_up = self.expansions_down = 0
             self.guess_gaps = []
+            self.pending_reach = None
         # an upper bound above a lowered max_load can put a bisection point there: the
         # generator can send no more than top (which is then undecided: lower < top)
         index = min(self._choose(bounds, verdicts, db, grid, top), top)
@@ -122,14 +129,18 @@ class Selector:
             return undecided[0] if undecided else top
         if b.upper is None:  # external search upwards
             self.expansions_down = 0
+            if self._still_pending(b, db, top):
+                return self.pending_reach
             reach = min(top, b.lower + step * 2**self.expansions_up)
             above = [i for i in undecided if b.lower < i <= reach]
             if above:
                 return above[0]
             self.expansions_up += 1
-            return reach
+            return self._expanded_to(reach)
         if b.lower is None:  # external search downwards
             self.expansions_up = 0
+            if self._still_pending(b, db, top):
+                return self.pending_reach
             reach = max(0, b.upper - step * 2**self.expansions_down)
             guess = self._guess(b.upper, db, grid)
             if guess is not None and guess < b.upper:
@@ -138,7 +149,7 @@ class Selector:
             if below:
                 return below[-1]
             self.expansions_down += 1
-            return reach
+            return self._expanded_to(reach)
         # internal search
         self.expansions_up = self.expansions_down = 0
         gap = b.upper - b.lower
@@ -154,6 +165,20 @@ class Selector:
         if inside:
             return min(inside, key=lambda i: (abs(i - choice), i))
         return choice
+
+    def _expanded_to(self, reach: int) -> int:
+        """Nominate the external search's new ``reach`` (and remember it, revision 3)."""
+        if self.patient_expansion:
+            self.pending_reach = reach
+        return reach
+
+    def _still_pending(self, b: Bounds, db: TrialDatabase, top: int) -> bool:
+        """True when the last external step (revision 3) is unmeasured and still outside the
+        one bound there is: it is nominated again, unchanged."""
+        reach = self.pending_reach
+        if reach is None or reach in db.loads or not 0 <= reach <= top:
+            return False
+        return (b.lower is None or reach > b.lower) and (b.upper is None or reach < b.upper)
 
     def _guesses_still_halve(self, gap: int) -> bool:
         """Loss-guided guesses are trusted while each two of them at least halve the gap.

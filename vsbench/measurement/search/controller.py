@@ -49,9 +49,10 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
     grid = LoadGrid(config.min_load_fps, config.max_load_fps, config.relative_width)
     top = grid.top
     m = Measurer(trial, config)
-    db = TrialDatabase(tuple(config.goals))
+    db = TrialDatabase(tuple(config.goals), neighbourhood_decides=config.decides_close_loads_by_neighbourhood)
     targets = targets_for(config)
-    selectors = [Selector(pos, goal, targets) for pos, goal in enumerate(config.goals)]
+    selectors = [Selector(pos, goal, targets, patient_expansion=config.decides_close_loads_by_neighbourhood)
+                 for pos, goal in enumerate(config.goals)]
     stop_reason: str | None = None
     budget_exhausted = False
     while True:

@@ -17,6 +17,7 @@ from vsbench.interfaces.traffic import TrialResult
 from .api import Goal
 from .exceed_test import Verdict, classify, decided_by_test
 from .monotone_fit import isotonic_rates, pooled_rate
+from .neighbourhood_test import neighbourhood_verdict
 from .trial_checks import trial_is_bad
 
 
@@ -88,9 +89,12 @@ class LoadStats:
 class TrialDatabase:
     """Load index -> :class:`LoadStats`, for a fixed tuple of goals."""
 
-    def __init__(self, goals: tuple[Goal, ...]):
+    def __init__(self, goals: tuple[Goal, ...], *, neighbourhood_decides: bool = False):
         self.goals = goals
         self.loads: dict[int, LoadStats] = {}
+        #: Revision 3 (:mod:`.neighbourhood_test`): a close load is decided from its
+        #: neighbours as soon as they are sure enough, not only at ``n_max``.
+        self.neighbourhood_decides = neighbourhood_decides
 
     def add(self, index: int, trial_index: int, trial: TrialResult, *, late: bool = False) -> None:
         stats = self.loads.get(index)
@@ -122,6 +126,8 @@ class TrialDatabase:
         counts = {
             i: s.counts(goal_pos, target.trial_duration_s, goal.exceed_ratio) for i, s in self.loads.items()
         }
+        if self.neighbourhood_decides:
+            return _neighbourhood_verdicts(counts, goal, target)
         out: dict[int, Verdict] = {}
         undecided: set[int] = set()
         forced: list[int] = []
@@ -143,3 +149,16 @@ class TrialDatabase:
         for index in [i for i in self.loads if i > top]:
             del self.loads[index]
 
+
+def _neighbourhood_verdicts(counts: dict[int, tuple[int, int]], goal: Goal, target: Target) -> dict[int, Verdict]:
+    """Revision 3's verdicts: the per-load test, then :func:`.neighbourhood_test.neighbourhood_verdict`
+    for each load it left open (a target whose test one trial decides has no neighbourhood rule)."""
+    out = {i: classify(n, bad, goal.exceed_ratio, target.alpha, target.n_max) for i, (n, bad) in counts.items()}
+    if target.n_max <= 1 or goal.exceed_ratio <= 0.0:
+        return out
+    for i, (n, bad) in counts.items():
+        if n > 0 and not decided_by_test(n, bad, goal.exceed_ratio, target.alpha):
+            verdict = neighbourhood_verdict(i, counts, goal.exceed_ratio, target.n_max)
+            if verdict is not None:
+                out[i] = verdict
+    return out

@@ -17,6 +17,7 @@ neighbouring loads can, because p rises with load. Two estimates are averaged:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 #: Grid steps either side of a load that its logistic fit may use.
 NEIGHBOURHOOD_STEPS = 8
@@ -40,8 +41,26 @@ def isotonic_rates(points: list[tuple[int, int, int]]) -> dict[int, float]:
     return {i: bad / n for n, bad, idx in blocks for i in idx}
 
 
-def logistic_rate(points: list[tuple[int, int, int]], center: int) -> float:
-    """P(bad) at ``center`` from a non-decreasing logistic fit to ``points``.
+@dataclass(frozen=True)
+class LogisticFit:
+    """A non-decreasing logistic fit evaluated at one load: the log-odds of a bad trial
+    there and its standard error (from the observed information; the slope is held
+    fixed when it sits at its bound of zero)."""
+
+    logit: float
+    logit_se: float
+
+    @property
+    def rate(self) -> float:
+        return _sigmoid(self.logit)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+
+
+def logistic_fit(points: list[tuple[int, int, int]], center: int) -> LogisticFit:
+    """A non-decreasing logistic fit to ``points`` (index, trials, bad), at ``center``.
 
     Newton-Raphson on the binomial log-likelihood with a small ridge (so perfectly
     separated data stay finite) and the slope clamped at zero from below.
@@ -50,18 +69,12 @@ def logistic_rate(points: list[tuple[int, int, int]], center: int) -> float:
     for _ in range(60):
         ga = -_RIDGE * a
         gb = -_RIDGE * b
-        haa = hbb = _RIDGE
-        hab = 0.0
+        haa, hab, hbb = _information(points, center, a, b)
         for index, n, bad in points:
             x = index - center
-            p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, a + b * x))))
-            residual = bad - n * p
-            weight = n * p * (1.0 - p) + 1e-12
+            residual = bad - n * _sigmoid(a + b * x)
             ga += residual
             gb += residual * x
-            haa += weight
-            hab += weight * x
-            hbb += weight * x * x
         det = haa * hbb - hab * hab
         da = (hbb * ga - hab * gb) / det
         db = (haa * gb - hab * ga) / det
@@ -72,7 +85,28 @@ def logistic_rate(points: list[tuple[int, int, int]], center: int) -> float:
         b += db
         if abs(da) < 1e-9 and abs(db) < 1e-9:
             break
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, a))))
+    haa, hab, hbb = _information(points, center, a, b)
+    variance = 1.0 / haa if b <= 1e-9 else hbb / (haa * hbb - hab * hab)
+    return LogisticFit(a, math.sqrt(variance))
+
+
+def _information(points: list[tuple[int, int, int]], center: int, a: float, b: float) -> tuple[float, float, float]:
+    """The (ridged) information matrix (aa, ab, bb) of the fit at (a, b)."""
+    haa = hbb = _RIDGE
+    hab = 0.0
+    for index, n, _bad in points:
+        x = index - center
+        p = _sigmoid(a + b * x)
+        weight = n * p * (1.0 - p) + 1e-12
+        haa += weight
+        hab += weight * x
+        hbb += weight * x * x
+    return haa, hab, hbb
+
+
+def logistic_rate(points: list[tuple[int, int, int]], center: int) -> float:
+    """P(bad) at ``center`` from :func:`logistic_fit`."""
+    return logistic_fit(points, center).rate
 
 
 def pooled_rate(index: int, counts: dict[int, tuple[int, int]], undecided: set[int],
