@@ -173,3 +173,17 @@ def test_a_revision_3_run_replays_exactly_and_only_under_its_revision():
     except Diverged:
         return
     assert older.position < len(older.records), "revision 2 asked for exactly revision 3's trials"
+
+
+def test_a_configuration_opts_in_and_a_replay_keeps_the_recorded_revision():
+    """search.revision picks a new search's rules; a replay passes the revision the run
+    recorded, whatever the section says."""
+    from vsbench.measurement.search.api import SEARCH_REVISION
+    from vsbench.measurement.search.settings import search_config_from_section
+
+    base = {"mode": "multi"}
+    assert search_config_from_section(base, max_load_fps=1e6, full_trial_duration_s=1).revision == SEARCH_REVISION
+    opted = search_config_from_section({**base, "revision": 3}, max_load_fps=1e6, full_trial_duration_s=1)
+    assert opted.revision == 3 and opted.decides_close_loads_by_neighbourhood
+    replay = search_config_from_section({**base, "revision": 3}, max_load_fps=1e6, full_trial_duration_s=1, revision=2)
+    assert replay.revision == 2

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .api import SEARCH_REVISION, Goal, SearchConfig
+from .api import LATEST_REVISION, SEARCH_REVISION, Goal, SearchConfig
 
 _GOAL_SCHEMA = {
     "type": "object",
@@ -54,6 +54,7 @@ SEARCH_SECTION_SCHEMA: dict = {
         "disturbed_retries": {"type": "integer", "minimum": 0},
         "repetitions": {"type": "integer", "minimum": 1},
         "unstable_cv": {"type": "number", "exclusiveMinimum": 0},
+        "revision": {"type": ["integer", "null"], "minimum": 1, "maximum": LATEST_REVISION},
     },
 }
 
@@ -77,13 +78,15 @@ def goals_from_section(section: Mapping[str, Any]) -> tuple[Goal, ...]:
 def search_config_from_section(section: Mapping[str, Any], *, max_load_fps: float,
                                full_trial_duration_s: float,
                                max_load_is_estimate: bool = False,
-                               revision: int = SEARCH_REVISION) -> SearchConfig:
+                               revision: int | None = None) -> SearchConfig:
     """Map the ``search:`` section onto a :class:`SearchConfig`.
 
     ``max_load_fps`` is the load limit the runner settled on (``search.max_load_fps`` or the
     generator's capability capped by line rate, or its calibrated ceiling:
     ``max_load_is_estimate``); ``full_trial_duration_s`` is ``traffic.trial_duration_s``;
-    ``revision`` the search's rules (an older run's, to replay it).
+    ``revision`` the search's rules: an older run's recorded one, to replay it; None for a
+    new search, which runs under ``search.revision`` when set (a lab opting in to newer
+    rules, docs/search.rst), else :data:`SEARCH_REVISION`.
     """
     unknown = set(section) - set(SEARCH_SECTION_SCHEMA["properties"])
     if unknown:
@@ -101,7 +104,7 @@ def search_config_from_section(section: Mapping[str, Any], *, max_load_fps: floa
         min_load_fps=float(section.get("min_load_fps") or 1000.0),
         max_load_fps=float(max_load_fps),
         max_load_is_estimate=bool(max_load_is_estimate),
-        revision=int(revision),
+        revision=int(revision if revision is not None else section.get("revision") or SEARCH_REVISION),
         trial_duration_s=float(short),
         final_trial_duration_s=float(final),
         full_trial_duration_s=float(full_trial_duration_s),
