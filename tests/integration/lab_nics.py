@@ -61,3 +61,19 @@ def lab_pairs() -> list[tuple[LabNic, LabNic]]:
     for nic in lab_nics():
         by_pair.setdefault(nic.pair, {})[nic.end] = nic
     return [(ends[1], ends[2]) for _, ends in sorted(by_pair.items()) if 1 in ends and 2 in ends]
+
+
+def lab_skips(pairs: int = 1) -> list:
+    """The skip a lab-NIC test module adds to its marks (with the way to run it) unless
+    root and ``pairs`` complete pairs are here. The module names ``pytest.mark.kernel_lab``
+    itself: tools/kernel-lab/run-tests finds the modules to run by that text."""
+    import os
+
+    import pytest
+
+    if os.geteuid() != 0:
+        return [pytest.mark.skip(reason="needs root")]
+    if len(lab_pairs()) < pairs:
+        return [pytest.mark.skip(reason=f"needs {pairs} lab NIC pair(s): run inside tools/kernel-lab/run "
+                                        f"--nic-pairs {pairs} --nic-model virtio-net-pci")]
+    return []

@@ -11,7 +11,6 @@ generator would own them in.
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 
@@ -21,14 +20,9 @@ from vsbench.interfaces.traffic import TrafficProfile, line_rate_fps
 from vsbench.measurement import profiles
 from vsbench.system import commands, link_speed
 
-from lab_nics import lab_pairs
+from lab_nics import lab_pairs, lab_skips
 
-pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab]
-
-if os.geteuid() != 0:
-    pytestmark.append(pytest.mark.skip(reason="needs root"))
-elif not lab_pairs():
-    pytestmark.append(pytest.mark.skip(reason="no lab NIC pair: run inside tools/kernel-lab/run --nic-pairs 1"))
+pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab, *lab_skips(pairs=1)]
 
 
 @pytest.fixture

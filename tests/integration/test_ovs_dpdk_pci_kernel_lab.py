@@ -13,7 +13,6 @@ back on its kernel driver and the hugepages are as they were.
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
@@ -23,17 +22,11 @@ from vsbench.interfaces import PluginContext, PortSpec, RunParameters
 from vsbench.system import commands, naming, pci_bind
 from vsbench.system.resources import ResourceStack
 
-from lab_nics import lab_pairs
+from lab_nics import lab_pairs, lab_skips
 from vswitch_helpers import FrameCounter, send_frames
 
-pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab]
-
-if os.geteuid() != 0:
-    pytestmark.append(pytest.mark.skip(reason="needs root"))
-elif len(lab_pairs()) < 2:
-    pytestmark.append(pytest.mark.skip(
-        reason="needs two lab NIC pairs: run inside tools/kernel-lab/run --nic-pairs 2 --nic-model virtio-net-pci"))
-elif commands.which("ovs-vswitchd-dpdk") is None and commands.which("ovs-vswitchd") is None:
+pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab, *lab_skips(pairs=2)]
+if commands.which("ovs-vswitchd-dpdk") is None and commands.which("ovs-vswitchd") is None:
     pytestmark.append(pytest.mark.skip(reason="no ovs-vswitchd"))
 
 FRAMES = 200

@@ -11,7 +11,6 @@ whose interface carries a route, and vfio-pci where this kernel can give VFIO no
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -20,15 +19,9 @@ import pytest
 from vsbench.system import commands, pci_bind
 from vsbench.system.resources import ResourceStack
 
-from lab_nics import lab_pairs
+from lab_nics import lab_pairs, lab_skips
 
-pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab]
-
-
-if os.geteuid() != 0:
-    pytestmark.append(pytest.mark.skip(reason="needs root"))
-elif not lab_pairs():
-    pytestmark.append(pytest.mark.skip(reason="no lab NIC pair: run inside tools/kernel-lab/run --nic-pairs 1"))
+pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab, *lab_skips(pairs=1)]
 
 
 @pytest.fixture

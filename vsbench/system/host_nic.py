@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from vsbench.system import commands
+from vsbench.system import commands, link_speed
 from vsbench.system.sysfs import read_int, read_text
 
 #: ``0000:3b:00.0``: domain, bus, slot, function (the form sysfs and DPDK use).
@@ -69,13 +69,19 @@ def driver_of(device: Path) -> str | None:
         return None
 
 
-def iface_of(device: Path) -> str | None:
-    """The device's netdev: ``net/<iface>`` directly or under a virtio child (virtio-net)."""
+def ifaces_of(device: Path) -> list[str]:
+    """The device's netdevs: ``net/<iface>`` directly or under a virtio child (virtio-net);
+    none while a DPDK driver has it."""
     for pattern in ("net/*", "virtio*/net/*"):
         names = sorted(p.name for p in device.glob(pattern))
         if names:
-            return names[0]
-    return None
+            return names
+    return []
+
+
+def iface_of(device: Path) -> str | None:
+    """The device's first netdev (:func:`ifaces_of`), None when it has none."""
+    return next(iter(ifaces_of(device)), None)
 
 
 def link_speed_mbps(iface: str, root: Path = Path("/")) -> int | None:
@@ -96,12 +102,7 @@ def ethtool_info(iface: str, timeout_s: float = 5.0) -> dict[str, str]:
         return {}
     if done.returncode != 0:
         return {}
-    info = {}
-    for line in done.stdout.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            info[key.strip()] = value.strip()
-    return info
+    return link_speed.parse_driver_info(done.stdout)
 
 
 def _firmware(iface: str | None, driver: str | None, ethtool: EthtoolInfo) -> tuple[str | None, str | None, str | None]:

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from vsbench.system import commands
+from vsbench.system import commands, host_nic
 from vsbench.system.resources import ResourceStack
 
 SYS_PCI = Path("/sys/bus/pci")
@@ -44,7 +44,7 @@ class PciBinding:
 def _device(address: str) -> Path:
     if not PCI_ADDRESS.match(address):
         raise PciBindError(f"{address!r} is not a PCI address (DDDD:BB:DD.F, e.g. 0000:3b:00.0)")
-    path = SYS_PCI / "devices" / address.lower()
+    path = host_nic.pci_dir(address)
     if not path.exists():
         raise PciBindError(f"no PCI device {address} on this host (lspci -D lists them)")
     return path
@@ -52,21 +52,12 @@ def _device(address: str) -> Path:
 
 def driver_of(address: str) -> str | None:
     """The driver ``address`` is bound to now, None when none is."""
-    link = _device(address) / "driver"
-    return Path(link.resolve()).name if link.exists() else None
+    return host_nic.driver_of(_device(address))
 
 
 def netdevs_of(address: str) -> list[str]:
-    """The network interfaces of ``address`` (none while a DPDK driver has it): under the
-    device itself (e1000e, ixgbe) or under a child device of its driver's (virtio-net's
-    ``virtioN``)."""
-    device = _device(address).resolve()
-    found = []
-    for net in Path("/sys/class/net").iterdir():
-        backing = net / "device"
-        if backing.exists() and device in (backing.resolve(), *backing.resolve().parents):
-            found.append(net.name)
-    return sorted(found)
+    """The network interfaces of ``address`` (none while a DPDK driver has it)."""
+    return host_nic.ifaces_of(_device(address))
 
 
 def in_use(address: str) -> str | None:
