@@ -77,16 +77,19 @@ def in_use(address: str) -> str | None:
     return None
 
 
-def _vfio_possible() -> str | None:
-    """Why vfio-pci cannot drive a device here, or None."""
-    groups = Path("/sys/kernel/iommu_groups")
+def vfio_possible(sys_root: Path = Path("/sys")) -> str | None:
+    """Why vfio-pci cannot drive a device here, or None. A check only: VFIO's no-IOMMU mode
+    lets any device DMA anywhere in memory, so turning it on is the lab's own decision
+    (the reason says how), never a side effect of asking."""
+    groups = sys_root / "kernel/iommu_groups"
     if groups.is_dir() and any(groups.iterdir()):
         return None
-    noiommu = Path("/sys/module/vfio/parameters/enable_unsafe_noiommu_mode")
+    noiommu = sys_root / "module/vfio/parameters/enable_unsafe_noiommu_mode"
     if noiommu.exists():
-        if noiommu.read_text().strip() not in ("Y", "1"):
-            noiommu.write_text("1")  # a lab without IOMMU opts in, as dpdk-devbind users do
-        return None
+        if noiommu.read_text().strip() in ("Y", "1"):
+            return None
+        return (f"no IOMMU is enabled and VFIO's no-IOMMU mode is off: a lab that accepts "
+                f"unrestricted DMA turns it on (echo 1 > {noiommu}), or use uio_pci_generic")
     return ("no IOMMU is enabled (no /sys/kernel/iommu_groups) and this kernel has no VFIO "
             "no-IOMMU mode (CONFIG_VFIO_NOIOMMU): enable the IOMMU (intel_iommu=on / "
             "amd_iommu=on) or use uio_pci_generic")
@@ -125,7 +128,7 @@ def bind(address: str, driver: str, resources: ResourceStack) -> PciBinding:
     except commands.CommandError as exc:
         raise PciBindError(f"cannot load {driver} for {address}: {exc}") from None
     if driver == "vfio-pci":
-        why_not = _vfio_possible()
+        why_not = vfio_possible()
         if why_not:
             raise PciBindError(f"cannot bind {address} to vfio-pci: {why_not}")
     binding = PciBinding(address, driver, previous)
