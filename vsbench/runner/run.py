@@ -52,7 +52,7 @@ from vsbench.interfaces.traffic import VXLAN_OVERHEAD_BYTES
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement import profiles
 from vsbench.measurement.trial_runner import TrialRunner, TrialSink
-from vsbench.results import writers
+from vsbench.results import frame_mix_figures, writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
@@ -464,12 +464,17 @@ class Run:
                                              deployment.generator_port_count // 2)
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
+            if profile.frame_mix is not None:
+                fs.frame_mix = profile.frame_mix.to_json()
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
             self.write_results()  # on disk too: a run killed now shows which frame size it was in
             first_trial = len(trials.records)
             trials.frame_size_bytes = profile.frame_size_bytes
             try:
+                if profile.frame_mix is not None and not generator.capabilities().frame_mix:
+                    raise PluginError(f"{generator.name} cannot send frame mix {profile.frame_mix.name} with its "
+                                      "settings (its capabilities say no frame_mix)")
                 generator.configure(profile, ports)
                 self._set_line_rate(fs, config, profile, generator)
                 # asked again per profile: a generator's limits can depend on it (port speed x size)
@@ -485,6 +490,8 @@ class Run:
                                  getattr(getattr(deployment, "vnf", None), "name", None), repr(config.get("dut"))),
                 )
                 run_traffic_type(job)
+                if profile.frame_mix is not None:  # each size's share of the aggregate figures
+                    frame_mix_figures.annotate(fs, profile.frame_mix, trials.records[first_trial:])
             except RunInterrupted:
                 fs.status = "interrupted"
                 raise

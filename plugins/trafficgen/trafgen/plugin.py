@@ -105,6 +105,8 @@ CEILING_SHARE = {"trafgen": 0.75, "pacer": 0.95, "xdp": 0.8}
 #: Engines whose sender is one of vsbench's own (:mod:`.pacer`): both directions from one
 #: process on ``cpus[0]``, paced by it, reporting its pacing.
 OWN_SENDERS = {"pacer": pacer_engine.PACER, "xdp": pacer_engine.XDPGEN}
+#: Engines that send a frame mix (the xdp sender's frames live in one fixed-size page run).
+MIX_ENGINES = ("trafgen", "pacer")
 #: Largest frame the xdp sender takes (a live XDP frame lives in one page).
 XDP_MAX_FRAME_BYTES = 3000
 
@@ -121,6 +123,21 @@ class _Direction:
     template: Any  # frames.Template
     #: How the frame must arrive at ``rx`` (encapsulated profiles; :mod:`.verify`).
     expected: Any = None  # verify.ExpectedFrame | None
+    #: A frame mix: one template per frame of the mix's cycle, in sending order (``template``
+    #: is then the largest, which the pacer truncates to each size); () without a mix.
+    mix: tuple = ()
+
+    def packets(self) -> list[tuple]:
+        """(template, fields, plan) of each trafgen packet this direction sends in turn:
+        its one template, or a mix's cycle (trafgen sends a configuration's packets round
+        robin, so the cycle's order is the order on the wire)."""
+        return [(t, self.fields, self.plan) for t in (self.mix or (self.template,))]
+
+    @property
+    def mean_frame_bytes(self) -> float:
+        if self.mix:
+            return sum(t.frame_size_bytes for t in self.mix) / len(self.mix)
+        return float(self.template.frame_size_bytes)
 
 
 @dataclass
@@ -203,6 +220,9 @@ class Trafgen(TrafficGenerator):
     #: with a packet per frame of the run (:func:`.config.render_packets`), the pacer and
     #: xdp senders with their ``run`` line (``csrc/vsbench_streams.h``).
     flow_patterns: ClassVar[tuple[str, ...]] = ("scatter", "burst")
+    #: Frame mixes (IMIX) on engines trafgen (a packet per frame of the cycle, sent round
+    #: robin) and pacer (its ``sizes`` line: ``csrc/vsbench_streams.h``); not xdp.
+    supports_frame_mix: ClassVar[bool] = True
     #: A streams profile's receive counter (:mod:`.streamcount`) and its reading at the
     #: start of the trial; None otherwise.
     _streamcount: Any = None
@@ -278,6 +298,7 @@ class Trafgen(TrafficGenerator):
             ceiling_calibration=True,
             ceiling_share=CEILING_SHARE[self.cfg["engine"]],
             port_streams=True,
+            frame_mix=self.cfg["engine"] in MIX_ENGINES,
         )
 
     def version(self) -> dict[str, str]:
@@ -377,11 +398,22 @@ class Trafgen(TrafficGenerator):
                 specs = [(a, b, profile.fields, plan)]
                 if profile.bidirectional:
                     specs.append((b, a, profile.reverse_fields or flows.reverse_fields(profile.fields), plan.swapped()))
-            directions = [
-                _Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
-                           template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))
-                for i, (tx, rx, fields, dir_plan) in enumerate(specs)
-            ]
+            mix = profile.frame_mix
+            if mix is not None and (tunnels or self.cfg["engine"] not in MIX_ENGINES):
+                raise PluginError(f"trafgen: frame mix {mix.name} is sent by engines {' and '.join(MIX_ENGINES)}, "
+                                  "without encapsulation" + (f" (engine is {self.cfg['engine']})"
+                                                             if self.cfg["engine"] not in MIX_ENGINES else ""))
+            directions = []
+            for i, (tx, rx, fields, dir_plan) in enumerate(specs):
+                if mix is None:
+                    directions.append(_Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
+                                                 template=frames.bulk_template(fields, profile.frame_size_bytes,
+                                                                               direction=i)))
+                    continue
+                by_size = {size: frames.bulk_template(fields, size, direction=i) for size in mix.sizes_bytes}
+                directions.append(_Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
+                                             template=by_size[mix.largest_bytes],
+                                             mix=tuple(by_size[size] for size in mix.cycle)))
             if tunnels:
                 directions = [self._through_tunnel(d, profile) for d in directions]
         except (flows.FlowPlanError, frames.FrameError, ValueError) as exc:
@@ -599,7 +631,7 @@ class Trafgen(TrafficGenerator):
                 f"vsbench trafgen: direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
                 f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
                 for d in st.directions)
-            packets = [(d.template, d.fields, d.plan) for d in st.directions]
+            packets = [p for d in st.directions for p in d.packets()]
             st.config_path.write_text(_config().render_packets(packets, st.cpus, comment), encoding="utf-8")
 
     def _shaper_pair(self, directions: list[_Direction]) -> tuple[str, str]:
@@ -1087,8 +1119,9 @@ class Trafgen(TrafficGenerator):
 
     # -- trial steps ---------------------------------------------------------------------
 
-    def _set_shaper(self, iface: str, rate_fps: float, frame_size_bytes: int) -> None:
-        argv = shaper.tbf_argv(iface, rate_fps, frame_size_bytes, float(self.cfg["shaper_burst_s"]))
+    def _set_shaper(self, iface: str, rate_fps: float, frame_size_bytes: float) -> None:
+        largest = max((d.template.frame_size_bytes for d in self._directions), default=None)
+        argv = shaper.tbf_argv(iface, rate_fps, frame_size_bytes, float(self.cfg["shaper_burst_s"]), largest)
         try:
             run(argv, netns=self._netns, timeout_s=10)
         except CommandError as exc:
@@ -1105,19 +1138,19 @@ class Trafgen(TrafficGenerator):
 
     def _spawn(self, st: _Stream, frames: int) -> _Sender:
         binary = which(self.cfg["binary"]) or self.cfg["binary"]
-        packets = len(st.directions) * max(max(1, int(d.plan.run)) for d in st.directions)  # burst: copies
+        packets = sum(len(d.packets()) for d in st.directions) * max(max(1, int(d.plan.run)) for d in st.directions)  # burst: copies
         cpus = st.cpus if st.cpus and frames >= process.worker_count(st.cpus) * packets else None
         if cpus is None and st.cpus:
             # Fewer frames than worker packets: trafgen would drop workers and with them the
             # pinned packets; such a trial is tiny, send it unpinned.
             cfg_path = st.config_path.with_suffix(".unpinned.cfg")
-            packets = [(d.template, d.fields, d.plan) for d in st.directions]
+            packets = [p for d in st.directions for p in d.packets()]
             cfg_path.write_text(_config().render_packets(packets, None), encoding="utf-8")
         else:
             cfg_path = st.config_path
         argv = process.trafgen_argv(binary, st.iface, str(cfg_path), frames, cpus,
                                     tx_path=self.cfg["tx_path"],
-                                    wire_len_bytes=self._profile.frame_size_bytes - FCS_BYTES)
+                                    wire_len_bytes=max(d.template.frame_size_bytes for d in st.directions) - FCS_BYTES)
         if int(self.cfg["nice"]) != 0:
             # a tbf-paced trafgen that loses its CPU to another task for a few ms falls
             # behind and the trial is generator-limited; niceness keeps it its share
@@ -1250,7 +1283,7 @@ def _tc_payload_offset(template: Any) -> int:
 def _mean_frame_bytes(directions: Sequence[_Direction]) -> float:
     """Mean size on the wire (FCS included) of the frames one sender alternates between:
     the byte rate its shaper needs (a tunnel's frames are larger than the plain ones)."""
-    return sum(d.template.frame_size_bytes for d in directions) / len(directions)
+    return sum(d.mean_frame_bytes for d in directions) / len(directions)
 
 
 def _sender_binary(cfg: Mapping[str, Any]) -> str:
