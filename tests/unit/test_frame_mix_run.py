@@ -57,6 +57,10 @@ def test_an_imix_search_reports_aggregate_and_per_size_and_recomputes(tmp_path, 
     assert rows[1]["frame_mix"] == "imix" and rows[1]["mix_sizes"] == "64:7/570:4/1518:1"
     assert rows[1]["mix_throughput_fps"].startswith("64:") and rows[0]["frame_mix"] == ""
     assert "imix (354)" in out and "64 B 58.3%" in out  # the table's row and the per-size line
+    from vsbench.results.report_html import build_report
+
+    page = build_report(run_dir)
+    assert "Frame mix per size" in page and "imix (mean 353.8 B)" in page
 
     # a tampered per-size figure is caught
     ndr["per_size"][2]["throughput_fps"] *= 1.1
@@ -144,3 +148,12 @@ def test_bad_rate_spellings_are_one_line_errors(text):
     with pytest.raises(RateError) as info:
         overrides(text)
     assert "\n" not in str(info.value) and "--rate" in str(info.value)
+
+
+def test_rate_ndr_runs_the_search_with_that_one_goal(tmp_path, testkit):
+    code, out = run(_plans(tmp_path, testkit, "frame_sizes=[imix];trial_duration=1", rate="ndr"), testkit)
+    assert code == 0, out
+    results = json.loads((only_run_dir(testkit) / "results.json").read_text())
+    [fs] = results["tests"][0]["frame_sizes"]
+    assert [p["name"] for p in fs["points"]] == ["NDR"] and fs["points"][0]["per_size"]
+    assert recompute.verify(only_run_dir(testkit)) == []

@@ -1076,6 +1076,10 @@ class Trafgen(TrafficGenerator):
                 "tx_dropped_by_peer": tx_delta.tx_dropped,
                 "rx_dropped": rx_delta.rx_dropped,
                 "foreign_rx_frames": foreign.get(d.rx.iface, 0),
+                # bytes the ports counted (no FCS; probes and foreign frames included): the
+                # mean size on the wire, which a frame mix's trial shows is the mix's
+                "tx_bytes": tx_delta.tx_bytes,
+                "rx_bytes": rx_delta.rx_bytes,
             })
         return result_dirs
 
