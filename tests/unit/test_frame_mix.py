@@ -182,3 +182,31 @@ def test_per_size_figures_are_shares_of_the_point_and_counts_of_its_trial():
     assert sum(r["throughput_l1_mbps"] for r in rows) == pytest.approx(mix.l1_bps(1200.0) / 1e6)
     counted = frame_mix_figures.per_size(mix, point, _record(0, [12], [12], {"rx_frames_by_size": {"64": 7}}))
     assert counted[0]["rx_frames"] == 7
+
+
+@needs_cc
+def test_the_xdp_sender_refuses_a_mix_in_one_line(tmp_path):
+    binary = pacer.ensure_built(tmp_path, sender=pacer.XDPGEN)
+    t = frames.bulk_template(FlowFields(), 128)
+    cfg = tmp_path / "mix.cfg"
+    cfg.write_text(pacer.render_config([pacer.StreamSpec("lo", t.data, t.ip_offset, sizes=(60, len(t.data)))]))
+    out = subprocess.run([str(binary), "-c", str(cfg), "-n", "1", "-r", "0"], capture_output=True, text=True,
+                         timeout=10)
+    assert out.returncode == 1
+    assert out.stderr.strip() == "vsbench-xdpgen: a frame mix (sizes) is sent by the pacer, not the xdp sender"
+
+
+def test_render_config_refuses_a_mix_length_beyond_the_frame():
+    t = frames.bulk_template(FlowFields(), 64)
+    with pytest.raises(ValueError, match="none longer than its frame"):
+        pacer.render_config([pacer.StreamSpec("p0", t.data, t.ip_offset, sizes=(60, 1514))])
+
+
+def test_the_shaper_bucket_of_a_mix_holds_its_largest_frame():
+    from vsbench_plugins.trafficgen.trafgen import shaper
+
+    # 100 fps of IMIX: a bucket of 1 frame at the mean (350 B) would never pass a 1514 B frame
+    assert shaper.tbf_burst_bytes(100, 353.83, 0.005, largest_frame_bytes=1518) == 1514
+    assert shaper.tbf_burst_bytes(100, 353.83, 0.005) < 1514
+    argv = shaper.tbf_argv("p0", 1000.0, 353.83, 0.005, 1518)
+    assert argv[argv.index("rate") + 1] == f"{round(1000 * 349.83 * 8)}bit"
