@@ -49,6 +49,10 @@ def test_imix_search_on_ovs_dpdk_reports_aggregate_and_per_size_ndr(tmp_path, en
     trials = outcome.trials()
     bound = trials[ndr["trial_index"]]
     assert sum(r["tx_frames"] for r in rows.values()) == bound["tx_frames"]
+    # what arrived, per size, counted by trafgen's own per-size sockets: the whole NDR trial
+    assert sum(r["rx_frames"] for r in rows.values()) == bound["rx_frames"]
+    for size, r in rows.items():  # zero loss: every size arrived as often as it was sent
+        assert abs(r["rx_frames"] - r["tx_frames"]) <= 2, (size, r)
     # measured, not assumed: the bytes the generator ports sent over the NDR trial, per
     # frame, are the mix's mean (no FCS on a veth); a plain 354 B stream would give 350
     directions = bound["generator_stats"]["directions"]

@@ -3,8 +3,10 @@ send it (frames written to a pcap, no network) and the per-size figures of a poi
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -210,3 +212,31 @@ def test_the_shaper_bucket_of_a_mix_holds_its_largest_frame():
     assert shaper.tbf_burst_bytes(100, 353.83, 0.005) < 1514
     argv = shaper.tbf_argv("p0", 1000.0, 353.83, 0.005, 1518)
     assert argv[argv.index("rate") + 1] == f"{round(1000 * 349.83 * 8)}bit"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")
+def test_size_counter_counts_received_bulk_frames_of_each_size_in_the_kernel(tmp_path):
+    """On the loopback of a network namespace of its own: what a packet socket sends on lo
+    arrives on lo; bulk frames are counted by size, anything else is not."""
+    script = tmp_path / "count.py"
+    script.write_text(
+        "import socket, subprocess, time\n"
+        "from vsbench.interfaces.traffic import FlowFields\n"
+        "from vsbench_plugins.trafficgen.trafgen import frames\n"
+        "from vsbench_plugins.trafficgen.trafgen.sizecount import SizeCounter\n"
+        "subprocess.run(['ip', 'link', 'set', 'lo', 'up'], check=True)\n"
+        "c = SizeCounter(None, ['lo'], {64: 60, 570: 566})\n"
+        "c.read()\n"
+        "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n"
+        "s.bind(('lo', 0))\n"
+        "for size, n in ((64, 5), (570, 3), (1518, 2)):\n"
+        "    t = frames.bulk_template(FlowFields(), size)\n"
+        "    for _ in range(n):\n"
+        "        s.send(t.data)\n"
+        "s.send(frames.build_template(FlowFields(), 64).data)  # no bulk magic: not counted\n"
+        "time.sleep(0.2)\n"
+        "print(c.read())\n"
+        "print(c.read())\n")
+    out = subprocess.run(["unshare", "-n", sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["{64: 5, 570: 3}", "{64: 0, 570: 0}"]  # a read resets the counts

@@ -236,6 +236,8 @@ class Trafgen(TrafficGenerator):
         self._netns: str | None = None
         self._reader: LinkCounterReader | None = None
         self._foreign: ForeignFrameCounter | None = None
+        #: A frame mix on a plain port pair: bulk frames received per size (:mod:`.sizecount`).
+        self._by_size: Any = None
         self._wrong: ForeignFrameCounter | None = None
         self._streamcount = None
         self._streams_before = None
@@ -350,6 +352,9 @@ class Trafgen(TrafficGenerator):
         self._started = False
 
     def _close_readers(self) -> None:
+        if getattr(self, "_by_size", None) is not None:
+            self._by_size.close()
+            self._by_size = None
         if self._streamcount is not None:
             self._streamcount.close()
             self._streamcount = None
@@ -424,6 +429,7 @@ class Trafgen(TrafficGenerator):
         self._open_readers(netns, [p.iface for p in ports])
         if tunnels:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
+        self._open_size_counter(netns, directions, profile, tunnels)
         if profile.streams is not None and not tunnels:
             self._open_stream_counter(netns, directions)
         elif self._streamcount is not None:  # plain pair, or streams each on ports of their own (tunnels)
@@ -485,6 +491,25 @@ class Trafgen(TrafficGenerator):
                                   f"{len(ports)} ports given")
             specs.append((ports[s.tx_port], ports[s.rx_port], s.fields, flows.plan_flows(s.fields, profile.flows)))
         return specs
+
+    def _open_size_counter(self, netns: str, directions: list[_Direction], profile: TrafficProfile,
+                           tunnels: Any) -> None:
+        """A frame mix on a plain port pair: count what arrives per size on the receiving
+        ports (its trials' ``rx_frames_by_size``); nothing otherwise."""
+        from vsbench_plugins.trafficgen.trafgen.sizecount import SizeCounter
+
+        if self._by_size is not None:
+            self._by_size.close()
+            self._by_size = None
+        if profile.frame_mix is None or tunnels or profile.streams is not None:
+            return
+        # a packet socket sees the frame without FCS, and without an 802.1Q tag the kernel took out
+        tag = 4 if profile.fields.vlan_id is not None else 0
+        wire = {size: size - FCS_BYTES - tag for size in profile.frame_mix.sizes_bytes}
+        try:
+            self._by_size = SizeCounter(netns, sorted({d.rx.iface for d in directions}), wire)
+        except OSError as exc:
+            raise PluginError(f"trafgen: cannot count received frames per size: {exc}") from None
 
     def _open_stream_counter(self, netns: str, directions: list[_Direction]) -> None:
         """Count each stream's frames on every port that receives any (:mod:`.streamcount`)."""
@@ -773,6 +798,8 @@ class Trafgen(TrafficGenerator):
             self._remove_shapers()  # back to back: nothing between trafgen and the port
         assert self._foreign is not None
         self._foreign.read()  # resets the kernel's counts
+        if self._by_size is not None:
+            self._by_size.read()
         if self._wrong is not None:
             self._wrong.read()
         before = self._read_counters()
@@ -850,6 +877,8 @@ class Trafgen(TrafficGenerator):
         of the children reaped during the trial (the senders and the probe helper)."""
         after = self._read_counters()
         foreign = self._foreign.read()
+        if self._by_size is not None:  # a mix: what arrived of each size, as counted here
+            stats["rx_frames_by_size"] = {str(size): n for size, n in self._by_size.read().items()}
         if self._streamcount is not None:
             result_dirs, rx_wrong = self._stream_counters(before, after, foreign, probe_outcome, stats)
             if probe_outcome is not None:
@@ -961,6 +990,8 @@ class Trafgen(TrafficGenerator):
         }
         assert self._foreign is not None
         self._foreign.read()  # resets the kernel's counts
+        if self._by_size is not None:
+            self._by_size.read()
         if self._wrong is not None:
             self._wrong.read()
         before = self._read_counters()
