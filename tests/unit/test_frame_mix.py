@@ -240,3 +240,21 @@ def test_size_counter_counts_received_bulk_frames_of_each_size_in_the_kernel(tmp
     out = subprocess.run(["unshare", "-n", sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["{64: 5, 570: 3}", "{64: 0, 570: 0}"]  # a read resets the counts
+
+
+def test_terminal_lines_of_a_mix_name_each_size_with_what_was_sent_and_received():
+    from vsbench.results.model import FrameSizeResult, TestResult
+    from vsbench.runner import display_mix
+
+    mix = imix()
+    point = ReportedPoint(name="NDR", throughput_fps=1200.0, trial_index=0)
+    point.per_size = frame_mix_figures.per_size(
+        mix, point, _record(0, [12], [12], {"rx_frames_by_size": {"64": 7, "570": 4, "1518": 1}}))
+    fs = FrameSizeResult(354, status="complete", points=[point], frame_mix=mix.to_json())
+    test = TestResult(plan_index=0, label="t", testcase="t", traffic_type="rfc2544_throughput", frame_sizes=[fs])
+    assert display_mix.frame_label(fs) == "imix (354)"
+    lines = display_mix.mix_lines(test)
+    assert lines[0] == "imix: 7:4:1 of 64/570/1518 B, mean 353.8 B (filed under 354 B)"
+    assert lines[1].startswith("  NDR 1,200 fps: 64 B 58.3% 700 fps") and "1518 B 8.3% 100 fps" in lines[1]
+    assert "sent 7 received 7" in lines[1] and "sent 1 received 1" in lines[1]
+    assert display_mix.fixed_rate_lines(test) == []  # a search, not a fixed rate

@@ -39,6 +39,7 @@ def mix_lines(test: TestResult) -> list[str]:
             parts = [f"{r['frame_size_bytes']} B {r['frame_share'] * 100:.1f}% {_rate(r['throughput_fps'])} fps "
                      f"{_rate(r['throughput_l1_mbps'], 1)} Mbps L1"
                      + (f" sent {r['tx_frames']:,}" if r.get("tx_frames") is not None else "")
+                     + (f" received {r['rx_frames']:,}" if r.get("rx_frames") is not None else "")
                      for r in p.per_size]
             out.append(f"  {p.name} {_rate(p.throughput_fps)} fps: " + "; ".join(parts))
     return out
