@@ -157,3 +157,21 @@ def test_rate_ndr_runs_the_search_with_that_one_goal(tmp_path, testkit):
     [fs] = results["tests"][0]["frame_sizes"]
     assert [p["name"] for p in fs["points"]] == ["NDR"] and fs["points"][0]["per_size"]
     assert recompute.verify(only_run_dir(testkit)) == []
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--rate", "50"], "--rate '50': expected a rate such as 50%, 1Mpps"),
+    (["--rate", "150%"], "at most 100% of the line rate"),
+    (["--test-params", "frame_sizes=[64,jumbo]"], "'jumbo' is neither a frame size nor a frame mix"),
+    (["--test-params", "frame_sizes=[imix];frame_mixes={imix: {64: 1}}"], "cannot be redefined"),
+])
+def test_cli_refuses_a_bad_rate_or_mix_in_one_line_with_exit_2(tmp_path, args, fragment):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "vsbench.cli.main", "--test", "phy2phy_tput", "--vswitch",
+                           "linux_bridge", "--results-dir", str(tmp_path), *args],
+                          capture_output=True, text=True, timeout=120)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and fragment in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr and list(tmp_path.iterdir()) == []  # nothing was created
