@@ -448,7 +448,7 @@ class Trafgen(TrafficGenerator):
             self._sender_config = self._work_dir / "pacer.cfg"
             comment = "\n".join(
                 f"vsbench trafgen ({engine}): direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
-                f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
+                f"{_frames_text(profile)}, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
                 for d in directions)
             self._sender_config.write_text(
                 pacer_engine.render_config(pacer_engine.streams_for(directions), comment), encoding="utf-8")
@@ -654,7 +654,7 @@ class Trafgen(TrafficGenerator):
         for st in streams:
             comment = "\n".join(
                 f"vsbench trafgen: direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
-                f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
+                f"{_frames_text(profile)}, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
                 for d in st.directions)
             packets = [p for d in st.directions for p in d.packets()]
             st.config_path.write_text(_config().render_packets(packets, st.cpus, comment), encoding="utf-8")
@@ -1313,6 +1313,14 @@ class Trafgen(TrafficGenerator):
 def _tc_payload_offset(template: Any) -> int:
     """Where tc ingress sees a sent frame's UDP payload (the kernel strips a VLAN tag)."""
     return RX_PAYLOAD_OFFSET + (template.outer_bytes or 0)
+
+
+def _frames_text(profile: TrafficProfile) -> str:
+    """What the frames are, for a configuration's comment: ``64 B frames`` or a mix's cycle."""
+    mix = profile.frame_mix
+    if mix is None:
+        return f"{profile.frame_size_bytes} B frames"
+    return f"frame mix {mix.name} (cycle {' '.join(str(s) for s in mix.cycle)} B)"
 
 
 def _mean_frame_bytes(directions: Sequence[_Direction]) -> float:
