@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="YAML configuration layered over the defaults (repeatable)")
     parser.add_argument("--test-params", metavar="S", default="",
                         help='overrides, e.g. "frame_sizes=[64];trial_duration=2"')
+    parser.add_argument("--rate", metavar="R",
+                        help="a fixed rate instead of the search: 50%% (of line rate), 1Mpps, 500kpps, 2.5Gbps "
+                             "(L1), one trial of traffic.trial_duration_s per frame size; or ndr_pdr (the default "
+                             "search), ndr, pdr (NFVbench's spelling; docs/cli.rst)")
     parser.add_argument("--results-dir", metavar="D", type=Path,
                         help="where run directories go (default ./results)")
     parser.add_argument("--list", action="store_true", help="list the testcases and exit")
@@ -363,6 +367,13 @@ def resolve_plans(args: argparse.Namespace) -> list[TestPlan]:
     if args.results_dir is not None:
         base["results_dir"] = str(args.results_dir)
     test_params = cfg.parse_test_params(args.test_params) if args.test_params else {}
+    if getattr(args, "rate", None) is not None:  # a shorthand for traffic/search keys, over --test-params
+        from vsbench.runner.rate_option import RateError, overrides
+
+        try:
+            test_params.update(overrides(args.rate))
+        except RateError as exc:
+            raise UsageError(str(exc)) from None
     flags = {kind: getattr(args, kind) for kind in PLUGIN_FLAGS}
     plans: list[TestPlan] = []
     for name in args.test:

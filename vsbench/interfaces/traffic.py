@@ -14,6 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
+from vsbench.interfaces.frame_mix import FrameMix
+
 #: Per-frame overhead on the wire besides the frame itself: preamble + SFD (8 B) + IFG (12 B).
 L1_OVERHEAD_BYTES = 20
 #: The Ethernet FCS, counted in the frame size but not written by software generators.
@@ -159,6 +161,19 @@ class TrafficProfile:
     tunnels: tuple[TunnelFields, ...] = ()
     #: Port-to-port streams to send instead of the port pair (see above); None: the pair.
     streams: tuple[PortStream, ...] | None = None
+    #: A weighted frame-size mix (IMIX): every stream's frames cycle through
+    #: ``frame_mix.cycle`` and ``frame_size_bytes`` is only the mix's representative size
+    #: (its mean, rounded). Only a generator whose capabilities say ``frame_mix`` is given
+    #: one. None: every frame is ``frame_size_bytes``.
+    frame_mix: FrameMix | None = None
+
+    @property
+    def mean_frame_size_bytes(self) -> float:
+        """The mean frame size on the wire: the mix's, else ``frame_size_bytes``. Bit
+        rates and the line rate are computed with it."""
+        if self.frame_mix is not None:
+            return self.frame_mix.mean_frame_size_bytes
+        return float(self.frame_size_bytes)
 
     @property
     def directions(self) -> int:
@@ -243,6 +258,8 @@ class GeneratorCapabilities:
     #: Sends a profile's port-to-port ``streams`` (:class:`PortStream`), each counted on its
     #: own receiving port.
     port_streams: bool = False
+    #: Sends a profile's ``frame_mix`` (IMIX): its frames cycle through the mix's sizes.
+    frame_mix: bool = False
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,10 @@ class TrafficGenerator(Plugin):
     #: runs of frames of one flow (``burst``) lists it too. A run asking for a pattern its
     #: generator does not list is refused before anything is built.
     flow_patterns: ClassVar[tuple[str, ...]] = ("scatter",)
+    #: True when the generator can send a profile's ``frame_mix`` (IMIX) with some of its
+    #: settings; the preflight refuses a mix for a generator that leaves this False, and
+    #: the runner asks :meth:`capabilities` (``frame_mix``) before it configures one.
+    supports_frame_mix: ClassVar[bool] = False
 
     @abc.abstractmethod
     def capabilities(self) -> GeneratorCapabilities:

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from vsbench.interfaces.frame_mix import FrameMix, FrameMixError, named_mixes
 from vsbench.interfaces.traffic import (
     MAX_FRAME_SIZE_BYTES,
     MIN_FRAME_SIZE_BYTES,
@@ -54,11 +55,16 @@ def flow_fields(fields: Mapping[str, Any] | None) -> FlowFields:
 
 
 def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int) -> TrafficProfile:
-    """The profile for one frame size of the ``traffic`` config section."""
-    if not MIN_FRAME_SIZE_BYTES <= int(frame_size_bytes) <= MAX_FRAME_SIZE_BYTES:
-        raise ProfileError(
-            f"frame size {frame_size_bytes} B outside {MIN_FRAME_SIZE_BYTES}..{MAX_FRAME_SIZE_BYTES} B"
-        )
+    """The profile for one frame size of the ``traffic`` config section (a mix's
+    representative size gives the mix's profile: :func:`frame_entries`)."""
+    mix = mix_of(traffic, int(frame_size_bytes))
+    sizes = mix.sizes_bytes if mix is not None else (int(frame_size_bytes),)
+    for size in sizes:
+        if not MIN_FRAME_SIZE_BYTES <= int(size) <= MAX_FRAME_SIZE_BYTES:
+            where = f" (in frame mix {mix.name})" if mix is not None else ""
+            raise ProfileError(
+                f"frame size {size} B{where} outside {MIN_FRAME_SIZE_BYTES}..{MAX_FRAME_SIZE_BYTES} B"
+            )
     flows = traffic.get("flows")
     flows = 1 if flows is None else int(flows)
     if flows < 1:
@@ -69,17 +75,62 @@ def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int) -> TrafficP
         bidirectional=bool(traffic.get("bidirectional", True)),
         fields=flow_fields(traffic.get("fields")),
         encapsulation=traffic.get("encapsulation"),
+        frame_mix=mix,
     )
 
 
-def frame_sizes(traffic: Mapping[str, Any]) -> list[int]:
-    """The frame sizes to sweep, in the order the config lists them."""
+def frame_entries(traffic: Mapping[str, Any]) -> list[int | FrameMix]:
+    """The ``traffic.frame_sizes`` entries in order: a size in bytes, or a mix named by a
+    word (``imix``, or a name of ``traffic.frame_mixes``, any case). Two entries filed under
+    one integer size (a mix whose mean rounds to a size also listed) are refused: results
+    are keyed by it."""
     sizes = traffic.get("frame_sizes") or []
-    if isinstance(sizes, int):
+    if isinstance(sizes, (int, str)):
         sizes = [sizes]
     if not sizes:
         raise ProfileError("traffic.frame_sizes is empty")
-    return [int(s) for s in sizes]
+    try:
+        mixes = named_mixes(traffic.get("frame_mixes"))
+    except FrameMixError as exc:
+        raise ProfileError(str(exc)) from None
+    out: list[int | FrameMix] = []
+    for entry in sizes:
+        if isinstance(entry, bool):
+            raise ProfileError(f"traffic.frame_sizes: {entry!r} is neither a frame size nor a mix name")
+        if isinstance(entry, str) and not entry.strip().isdigit():
+            mix = mixes.get(entry.strip().lower())
+            if mix is None:
+                known = ", ".join(sorted(mixes))
+                raise ProfileError(f"traffic.frame_sizes: {entry!r} is neither a frame size nor a frame mix "
+                                   f"(mixes: {known}; define others in traffic.frame_mixes)")
+            out.append(mix)
+        else:
+            out.append(int(entry))
+    keys = [e.representative_bytes if isinstance(e, FrameMix) else e for e in out]
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            what = [e.name if isinstance(e, FrameMix) else f"{e} B" for e, k in zip(out, keys) if k == key]
+            raise ProfileError(f"traffic.frame_sizes: {' and '.join(what)} are both filed under {key} B "
+                               "(a mix is filed under its mean size, rounded); list one of them")
+    return out
+
+
+def frame_sizes(traffic: Mapping[str, Any]) -> list[int]:
+    """The frame sizes to sweep, in the order the config lists them (a mix as its
+    representative size)."""
+    return [e.representative_bytes if isinstance(e, FrameMix) else e for e in frame_entries(traffic)]
+
+
+def mix_of(traffic: Mapping[str, Any], frame_size_bytes: int) -> FrameMix | None:
+    """The mix ``traffic.frame_sizes`` files under ``frame_size_bytes``, None for a plain size."""
+    listed = traffic.get("frame_sizes")
+    listed = [listed] if isinstance(listed, (int, str)) else list(listed or [])
+    if not any(isinstance(e, str) and not e.strip().isdigit() for e in listed):
+        return None
+    for entry in frame_entries(traffic):
+        if isinstance(entry, FrameMix) and entry.representative_bytes == int(frame_size_bytes):
+            return entry
+    return None
 
 
 def link_bps(config: Mapping[str, Any]) -> float:
@@ -98,7 +149,7 @@ def nominal_line_rate_fps(config: Mapping[str, Any], profile: TrafficProfile) ->
     every port that sends (p2p on two port pairs, :func:`on_port_pairs`: 4 links; a
     router's 4 ports: 4 links).
     """
-    return line_rate_fps(link_bps(config), profile.frame_size_bytes) * profile.sending_ports
+    return line_rate_fps(link_bps(config), profile.mean_frame_size_bytes) * profile.sending_ports
 
 
 #: ``LineRate.link_speed_source``: every sending port's own speed, or ``testbed.link_gbps``.
@@ -128,7 +179,7 @@ def line_rate(config: Mapping[str, Any], profile: TrafficProfile, port_speeds: S
     speeds = [port_speeds[i] if i < len(port_speeds) else None for i in senders]
     if speeds and all(s is not None and s.speed_bps for s in speeds):
         bps = tuple(float(s.speed_bps) for s in speeds)
-        return LineRate(fps=sum(line_rate_fps(b, profile.frame_size_bytes) for b in bps),
+        return LineRate(fps=sum(line_rate_fps(b, profile.mean_frame_size_bytes) for b in bps),
                         link_speed_source=PORT_SPEED, link_speeds_bps=bps,
                         reason="; ".join(sorted({s.source for s in speeds})))
     unknown = [s.source for s in speeds if s is not None and not s.speed_bps]

@@ -280,6 +280,11 @@ class ReportedPoint:
     #: throughput is the best load an earlier, shorter stage passed -- a provisional lower
     #: bound (``irregular_reason`` says from which trials), never nothing.
     lower_bound_provisional: bool = False
+    #: A frame mix (``FrameSizeResult.frame_mix``): the point per size -- each size's share
+    #: of the frames, its fps and bit/s at ``throughput_fps``, frames of it sent in trial
+    #: ``trial_index`` and received where the generator counted them
+    #: (:mod:`vsbench.results.frame_mix_figures`). None for a single frame size.
+    per_size: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -529,6 +534,12 @@ class FrameSizeResult:
     link_speed_source: str | None = None
     link_speeds_bps: list[float] | None = None
     link_speed_reason: str | None = None
+    #: A weighted frame-size mix (IMIX) measured as one load: ``name``, ``sizes_bytes``,
+    #: ``weights``, ``mean_frame_size_bytes`` (what every bit rate and the line rate of
+    #: this entry are computed with) and ``cycle_bytes`` (the sizes in sending order).
+    #: ``frame_size_bytes`` is then the mix's mean rounded, the key results are filed
+    #: under. None (absent in older results): every frame was ``frame_size_bytes``.
+    frame_mix: dict[str, Any] | None = None
 
     @property
     def primary(self) -> ReportedPoint | None:

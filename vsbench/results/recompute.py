@@ -13,8 +13,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from vsbench.interfaces.frame_mix import FrameMix
 from vsbench.interfaces.traffic import CAVEAT_LATE, line_rate_fps
-from vsbench.results import summary, writers
+from vsbench.results import frame_mix_figures, summary, writers
 from vsbench.results.model import ReportedPoint, TrialRecord
 from vsbench.results.trial_log import read_trials
 
@@ -165,9 +166,12 @@ def verify(run_dir: Path) -> list[str]:
     for test in results["tests"]:
         config = plans[test["plan_index"]]["config"]
         for fs in test["frame_sizes"]:
-            size = fs["frame_size_bytes"]
-            where = f"{test['label']} {size} B"
-            own = [r for r in trials if r.identity.plan_index == test["plan_index"] and r.frame_size_bytes == size]
+            key = fs["frame_size_bytes"]
+            mix = FrameMix.from_json(fs["frame_mix"]) if fs.get("frame_mix") else None
+            # a mix's figures are at its mean wire size; it is filed under that mean rounded
+            size = mix.mean_frame_size_bytes if mix is not None else key
+            where = f"{test['label']} {key} B" + (f" ({mix.name})" if mix is not None else "")
+            own = [r for r in trials if r.identity.plan_index == test["plan_index"] and r.frame_size_bytes == key]
             own_indices = {r.trial_index for r in own}
             if fs["status"] == "not-run":
                 continue
@@ -194,6 +198,8 @@ def verify(run_dir: Path) -> list[str]:
                         if not _same(getattr(again, name), point[name]):
                             problems.append(f"{where} {point['name']}: {name} {point[name]} != recomputed "
                                             f"{getattr(again, name)}")
+                    if mix is not None:
+                        problems.extend(_verify_per_size(mix, point, again, trials, where))
                     lat = point["latency"]
                     if (lat is None) != (again.latency is None):
                         problems.append(f"{where} {point['name']}: latency presence differs")
@@ -202,6 +208,23 @@ def verify(run_dir: Path) -> list[str]:
                             if not _same(getattr(again.latency, name), lat[name]):
                                 problems.append(f"{where} {point['name']}: latency {name} {lat[name]} != "
                                                 f"recomputed {getattr(again.latency, name)}")
+    return problems
+
+
+def _verify_per_size(mix: FrameMix, point: dict, again: ReportedPoint, trials: list[TrialRecord],
+                     where: str) -> list[str]:
+    """A mix's per-size breakdown of ``point``, rebuilt from its trial."""
+    index = point.get("trial_index")
+    rows = frame_mix_figures.per_size(mix, again, None if index is None else trials[index])
+    reported = point.get("per_size") or []
+    if len(reported) != len(rows):
+        return [f"{where} {point['name']}: per_size has {len(reported)} sizes, the mix {len(rows)}"]
+    problems = []
+    for mine, theirs in zip(rows, reported):
+        for name, value in mine.items():
+            if not _same(value, theirs.get(name)):
+                problems.append(f"{where} {point['name']} {mine['frame_size_bytes']} B: per_size {name} "
+                                f"{theirs.get(name)} != recomputed {value}")
     return problems
 
 

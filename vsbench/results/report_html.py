@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from vsbench.results import (line_rate_basis, recompute, report_host, report_plots, report_scaling, report_suite,
-                             report_traffic, run_metrics, writers)
+                             report_mix, report_traffic, run_metrics, writers)
 from vsbench.results import render as templates
 from vsbench.results.page_model import (
     Details,
@@ -768,6 +768,7 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
         parts.append(_throughput_table(test, name))
     parts.append(report_scaling.efficiency_table(test))  # switch efficiency
     parts.append(report_traffic.sections(test))  # back2back, burst, load_sweep
+    parts.append(report_mix.section(test))  # a frame mix per size
     parts.append(_plan_notes(files, notes))
     if any(p.get("name") != "continuous" for fs in test.get("frame_sizes") or [] for p in fs.get("points") or []):
         parts.append(_search_table(files, test))

@@ -76,7 +76,11 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: generator did not send as asked, so they are not the latency at this load; empty
 #: without latency) and ``latency_invalid_reason`` (why); ``link_speed_source`` (what
 #: ``line_rate_percent`` is against: ``port``, the sending ports' own link speed, or
-#: ``nominal``, ``testbed.link_gbps`` where a port has none, as on a veth).
+#: ``nominal``, ``testbed.link_gbps`` where a port has none, as on a veth); a frame mix
+#: (IMIX): ``frame_mix`` (its name; ``frame_size_bytes`` is then its mean rounded),
+#: ``mean_frame_size_bytes`` (what the bit rates are at), ``mix_sizes`` (``64:7/570:4/1518:1``,
+#: size:weight) and ``mix_throughput_fps`` (``64:700/570:400/1518:100``, each size's fps
+#: at the row's throughput).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -149,6 +153,10 @@ CSV_COLUMNS: tuple[str, ...] = (
     "latency_valid",
     "latency_invalid_reason",
     "link_speed_source",
+    "frame_mix",
+    "mean_frame_size_bytes",
+    "mix_sizes",
+    "mix_throughput_fps",
 )
 
 
@@ -280,6 +288,13 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
     if fs.tcp is not None:
         values.update({"tcp_gbps": fs.tcp.gbps, "tcp_retransmits": fs.tcp.retransmits,
                        "tcp_cores_per_gbps": fs.tcp.cores_per_gbps})
+    if fs.frame_mix:
+        mix = fs.frame_mix
+        values.update({"frame_mix": mix["name"], "mean_frame_size_bytes": mix["mean_frame_size_bytes"],
+                       "mix_sizes": "/".join(f"{s}:{w}" for s, w in zip(mix["sizes_bytes"], mix["weights"]))})
+        if fs.points and point.per_size and all(r.get("throughput_fps") is not None for r in point.per_size):
+            values["mix_throughput_fps"] = "/".join(f"{r['frame_size_bytes']}:{r['throughput_fps']:.0f}"
+                                                    for r in point.per_size)
     return {column: _cell(values.get(column)) for column in CSV_COLUMNS}
 
 

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vsbench.runner import display_efficiency
+from vsbench.runner import display_efficiency, display_mix
 from vsbench.results import line_rate_basis, writers
 from vsbench.results.model import FrameSizeResult, GeneratorFloor, ReportedPoint, RunResults, TestResult, TrialRecord
 
@@ -207,6 +207,8 @@ class RunDisplay:
             self.console.print(self.table(test))
             for line in display_efficiency.frame_size_lines(test):
                 self.console.print(line, markup=False, highlight=False)
+            for line in display_mix.fixed_rate_lines(test) + display_mix.mix_lines(test):
+                self.console.print(line, markup=False, highlight=False)
             for fs in test.frame_sizes:
                 if fs.generator_limited:
                     self.note(f"note: {fs.frame_size_bytes} B: {generator_limited_note(fs)}")
@@ -289,7 +291,7 @@ class RunDisplay:
                       + ("" if not fs.notes else " *"))
             floor = fs.generator_floor if fs.generator_floor is not None and fs.generator_floor.measured else None
             table.add_row(
-                str(fs.frame_size_bytes),
+                display_mix.frame_label(fs),
                 fmt_num(p.throughput_fps if p else None, 0),
                 *(fmt_num(by_name[name].throughput_fps if name in by_name else None, 0) for name in others),
                 fmt_num(p.throughput_l1_mbps if p else None),

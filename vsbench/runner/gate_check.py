@@ -22,6 +22,7 @@ import difflib
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from vsbench.measurement import profiles
 from vsbench.measurement.search.settings import goals_from_section
 from vsbench.results import run_metrics, summary
 from vsbench.results.thresholds import Threshold, ThresholdError, from_testcase
@@ -52,8 +53,10 @@ def _frame_sizes(config: Mapping[str, Any]) -> tuple[int, ...]:
     traffic = config.get("traffic") or {}
     if traffic.get("type") == traffic_tcp.KIND:  # the frame size label of a TCP plan: MTU + 18
         return (traffic_tcp.frame_size(config),)
-    sizes = traffic.get("frame_sizes") or []
-    return tuple(int(s) for s in ([sizes] if isinstance(sizes, int) else sizes))
+    try:  # a frame mix (imix) is filed under its mean size, rounded
+        return tuple(profiles.frame_sizes(traffic))
+    except profiles.ProfileError:
+        return ()  # the preflight says what is wrong with them
 
 
 def plan_figures(plan: TestPlan) -> PlanFigures | None:

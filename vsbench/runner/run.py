@@ -52,7 +52,7 @@ from vsbench.interfaces.traffic import VXLAN_OVERHEAD_BYTES
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement import profiles
 from vsbench.measurement.trial_runner import TrialRunner, TrialSink
-from vsbench.results import writers
+from vsbench.results import frame_mix_figures, writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
@@ -449,10 +449,12 @@ class Run:
         config, endpoint_skip, endpoint_note = traffic_tcp.endpoints_for(config, test.traffic_type, deployment.vswitch)
         for fs in test.frame_sizes:
             skip = endpoint_skip
-            if largest is not None and fs.frame_size_bytes + tunnel_bytes > largest:
-                inside = f" ({fs.frame_size_bytes} B inside VXLAN)" if tunnel_bytes else ""
+            mix = profiles.mix_of(traffic, fs.frame_size_bytes)  # a mix: its largest frame must pass
+            biggest = mix.largest_bytes if mix is not None else fs.frame_size_bytes
+            if largest is not None and biggest + tunnel_bytes > largest:
+                inside = f" ({biggest} B inside VXLAN)" if tunnel_bytes else ""
                 skip = (f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
-                        f"as built here, not {fs.frame_size_bytes + tunnel_bytes} B{inside}")
+                        f"as built here, not {biggest + tunnel_bytes} B{inside}")
             if skip:
                 fs.status = "not-run"
                 fs.notes.append(skip)
@@ -464,12 +466,17 @@ class Run:
                                              deployment.generator_port_count // 2)
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
+            if profile.frame_mix is not None:
+                fs.frame_mix = profile.frame_mix.to_json()
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
             fs.status = "running"
             self.write_results()  # on disk too: a run killed now shows which frame size it was in
             first_trial = len(trials.records)
             trials.frame_size_bytes = profile.frame_size_bytes
             try:
+                if profile.frame_mix is not None and not generator.capabilities().frame_mix:
+                    raise PluginError(f"{generator.name} cannot send frame mix {profile.frame_mix.name} with its "
+                                      "settings (its capabilities say no frame_mix)")
                 generator.configure(profile, ports)
                 self._set_line_rate(fs, config, profile, generator)
                 # asked again per profile: a generator's limits can depend on it (port speed x size)
@@ -485,6 +492,8 @@ class Run:
                                  getattr(getattr(deployment, "vnf", None), "name", None), repr(config.get("dut"))),
                 )
                 run_traffic_type(job)
+                if profile.frame_mix is not None:  # each size's share of the aggregate figures
+                    frame_mix_figures.annotate(fs, profile.frame_mix, trials.records[first_trial:])
             except RunInterrupted:
                 fs.status = "interrupted"
                 raise

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from vsbench.interfaces.plugin import PluginError
-from vsbench.interfaces.traffic import GeneratorCapabilities, TrafficProfile
+from vsbench.interfaces.traffic import L1_OVERHEAD_BYTES, GeneratorCapabilities, TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement.latency_report import floor_not_measured, generator_floor, latency_summary
 from vsbench.measurement.goal_report import goal_stats, run_search
@@ -127,7 +127,7 @@ def rfc2544_throughput(job: FrameSizeJob) -> FrameSizeResult:
         bound = _record_at(job, run.trials, goal_result.lower_bound_trial)
         point = summary.search_point(
             name=name,
-            frame_size_bytes=job.frame_size_bytes,
+            frame_size_bytes=job.profile.mean_frame_size_bytes,  # a mix's bit rates: its mean size
             nominal_line_rate_fps=job.nominal_line_rate_fps,
             lower_bound_fps=throughput,
             upper_bound_fps=goal_result.upper_bound_fps,
@@ -171,7 +171,10 @@ def continuous_rate_fps(job: FrameSizeJob) -> float:
     percent = job.traffic.get("rate_percent")
     if percent:
         return float(percent) / 100.0 * job.nominal_line_rate_fps
-    raise TrafficTypeError("traffic type continuous needs traffic.rate_fps or traffic.rate_percent")
+    bps = job.traffic.get("rate_l1_bps")
+    if bps:  # L1: each frame costs its (mean) size plus preamble, SFD and gap on the wire
+        return float(bps) / ((job.profile.mean_frame_size_bytes + L1_OVERHEAD_BYTES) * 8)
+    raise TrafficTypeError("traffic type continuous needs traffic.rate_fps, rate_percent or rate_l1_bps")
 
 
 def continuous(job: FrameSizeJob) -> FrameSizeResult:
@@ -185,7 +188,7 @@ def continuous(job: FrameSizeJob) -> FrameSizeResult:
         job.result.generator_floor = measure_generator_floor(job)
     record = job.trials.run(rate, job.trial_duration_s, role="continuous", latency=latency)
     point = summary.continuous_point(
-        frame_size_bytes=job.frame_size_bytes,
+        frame_size_bytes=job.profile.mean_frame_size_bytes,
         nominal_line_rate_fps=job.nominal_line_rate_fps,
         trial=record,
     )
@@ -193,6 +196,10 @@ def continuous(job: FrameSizeJob) -> FrameSizeResult:
         point.latency_summary = latency_summary(record.result)
     return _finish(job, start, [point], [])
 
+
+#: Traffic types that take a frame mix: its search and fixed-rate figures are the
+#: aggregate's, with a per-size breakdown (:mod:`vsbench.results.frame_mix_figures`).
+MIX_TYPES = ("rfc2544_throughput", "continuous")
 
 TRAFFIC_TYPES: dict[str, Callable[[FrameSizeJob], FrameSizeResult]] = {
     "rfc2544_throughput": rfc2544_throughput,
@@ -207,8 +214,13 @@ def check(traffic: Mapping[str, Any]) -> None:
         raise TrafficTypeError(
             f"traffic type {kind!r} is not implemented yet (available: {', '.join(sorted(TRAFFIC_TYPES))})"
         )
-    if kind == "continuous" and not (traffic.get("rate_fps") or traffic.get("rate_percent")):
-        raise TrafficTypeError("traffic type continuous needs traffic.rate_fps or traffic.rate_percent")
+    if kind == "continuous" and not (traffic.get("rate_fps") or traffic.get("rate_percent")
+                                     or traffic.get("rate_l1_bps")):
+        raise TrafficTypeError("traffic type continuous needs traffic.rate_fps, rate_percent or rate_l1_bps")
+    if kind not in MIX_TYPES and any(isinstance(e, str) and not e.strip().isdigit()
+                                     for e in (traffic.get("frame_sizes") or []) if isinstance(e, str)):
+        raise TrafficTypeError(f"traffic type {kind} does not take a frame mix (traffic.frame_sizes); "
+                               f"mixes run with {' or '.join(MIX_TYPES)}")
     _extra.check(traffic)
 
 
@@ -218,6 +230,11 @@ def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
     scatter its ``flow_patterns``)."""
     _extra.check_generator(traffic, generator_cls)
     _tcp.check_generator(traffic, generator_cls)
+    if any(isinstance(e, str) and not e.strip().isdigit() for e in (traffic.get("frame_sizes") or [])
+           if isinstance(e, str)) and not getattr(generator_cls, "supports_frame_mix", False):
+        name = getattr(generator_cls, "name", None) or generator_cls.__name__
+        raise TrafficTypeError(f"trafficgen {name} cannot send a frame mix (traffic.frame_sizes "
+                               f"{list(traffic.get('frame_sizes'))}); the embedded trafgen sends mixes")
     pattern = (traffic.get("fields") or {}).get("pattern") or "scatter"
     patterns = tuple(getattr(generator_cls, "flow_patterns", ("scatter",)))
     if pattern not in patterns:

@@ -179,10 +179,15 @@ class StreamSpec:
     #: Consecutive frames of one flow (the burst pattern): frame k's counters are those of
     #: frame ``k // run`` of the scatter pattern.
     run: int = 1
+    #: A frame mix: frame k is ``sizes[k % len(sizes)]`` bytes long (no FCS), ``frame``
+    #: cut to that length with its IPv4 and UDP lengths and checksums set; () : ``frame``.
+    sizes: tuple[int, ...] = ()
 
 
 #: Streams one sender takes (``MAX_STREAMS`` of ``csrc/vsbench_streams.h``).
 MAX_STREAMS = 128
+#: Frames in one cycle of a stream's frame mix (``MAX_SIZES`` there).
+MAX_SIZES = 64
 
 
 def render_config(streams: Sequence[StreamSpec], comment: str = "") -> str:
@@ -196,6 +201,10 @@ def render_config(streams: Sequence[StreamSpec], comment: str = "") -> str:
         lines += [f"field {c.offset} {c.width} {c.base} {c.period}" for c in st.counters]
         if int(st.run) > 1:
             lines.append(f"run {int(st.run)}")
+        if st.sizes:
+            if len(st.sizes) > MAX_SIZES or max(st.sizes) > len(st.frame):
+                raise ValueError(f"a stream's sizes: at most {MAX_SIZES}, none longer than its frame")
+            lines.append("sizes " + " ".join(str(int(n)) for n in st.sizes))
     return "\n".join(lines) + "\n"
 
 
@@ -347,7 +356,8 @@ def streams_for(directions: Iterable[Any]) -> list[StreamSpec]:
     """One :class:`StreamSpec` per direction of the plugin (tx port, template, flow plan)."""
     return [StreamSpec(iface=d.tx.iface, frame=d.template.data, ip_offset=d.template.ip_offset,
                        counters=tuple(counter_fields(d.fields, d.plan, d.template.ip_offset)),
-                       run=max(1, int(getattr(d.plan, "run", 1))))
+                       run=max(1, int(getattr(d.plan, "run", 1))),
+                       sizes=tuple(len(t.data) for t in getattr(d, "mix", ()) or ()))
             for d in directions]
 
 

@@ -105,6 +105,8 @@ CEILING_SHARE = {"trafgen": 0.75, "pacer": 0.95, "xdp": 0.8}
 #: Engines whose sender is one of vsbench's own (:mod:`.pacer`): both directions from one
 #: process on ``cpus[0]``, paced by it, reporting its pacing.
 OWN_SENDERS = {"pacer": pacer_engine.PACER, "xdp": pacer_engine.XDPGEN}
+#: Engines that send a frame mix (the xdp sender's frames live in one fixed-size page run).
+MIX_ENGINES = ("trafgen", "pacer")
 #: Largest frame the xdp sender takes (a live XDP frame lives in one page).
 XDP_MAX_FRAME_BYTES = 3000
 
@@ -121,6 +123,21 @@ class _Direction:
     template: Any  # frames.Template
     #: How the frame must arrive at ``rx`` (encapsulated profiles; :mod:`.verify`).
     expected: Any = None  # verify.ExpectedFrame | None
+    #: A frame mix: one template per frame of the mix's cycle, in sending order (``template``
+    #: is then the largest, which the pacer truncates to each size); () without a mix.
+    mix: tuple = ()
+
+    def packets(self) -> list[tuple]:
+        """(template, fields, plan) of each trafgen packet this direction sends in turn:
+        its one template, or a mix's cycle (trafgen sends a configuration's packets round
+        robin, so the cycle's order is the order on the wire)."""
+        return [(t, self.fields, self.plan) for t in (self.mix or (self.template,))]
+
+    @property
+    def mean_frame_bytes(self) -> float:
+        if self.mix:
+            return sum(t.frame_size_bytes for t in self.mix) / len(self.mix)
+        return float(self.template.frame_size_bytes)
 
 
 @dataclass
@@ -203,6 +220,9 @@ class Trafgen(TrafficGenerator):
     #: with a packet per frame of the run (:func:`.config.render_packets`), the pacer and
     #: xdp senders with their ``run`` line (``csrc/vsbench_streams.h``).
     flow_patterns: ClassVar[tuple[str, ...]] = ("scatter", "burst")
+    #: Frame mixes (IMIX) on engines trafgen (a packet per frame of the cycle, sent round
+    #: robin) and pacer (its ``sizes`` line: ``csrc/vsbench_streams.h``); not xdp.
+    supports_frame_mix: ClassVar[bool] = True
     #: A streams profile's receive counter (:mod:`.streamcount`) and its reading at the
     #: start of the trial; None otherwise.
     _streamcount: Any = None
@@ -216,6 +236,8 @@ class Trafgen(TrafficGenerator):
         self._netns: str | None = None
         self._reader: LinkCounterReader | None = None
         self._foreign: ForeignFrameCounter | None = None
+        #: A frame mix on a plain port pair: bulk frames received per size (:mod:`.sizecount`).
+        self._by_size: Any = None
         self._wrong: ForeignFrameCounter | None = None
         self._streamcount = None
         self._streams_before = None
@@ -278,6 +300,7 @@ class Trafgen(TrafficGenerator):
             ceiling_calibration=True,
             ceiling_share=CEILING_SHARE[self.cfg["engine"]],
             port_streams=True,
+            frame_mix=self.cfg["engine"] in MIX_ENGINES,
         )
 
     def version(self) -> dict[str, str]:
@@ -329,6 +352,9 @@ class Trafgen(TrafficGenerator):
         self._started = False
 
     def _close_readers(self) -> None:
+        if getattr(self, "_by_size", None) is not None:
+            self._by_size.close()
+            self._by_size = None
         if self._streamcount is not None:
             self._streamcount.close()
             self._streamcount = None
@@ -377,11 +403,22 @@ class Trafgen(TrafficGenerator):
                 specs = [(a, b, profile.fields, plan)]
                 if profile.bidirectional:
                     specs.append((b, a, profile.reverse_fields or flows.reverse_fields(profile.fields), plan.swapped()))
-            directions = [
-                _Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
-                           template=frames.bulk_template(fields, profile.frame_size_bytes, direction=i))
-                for i, (tx, rx, fields, dir_plan) in enumerate(specs)
-            ]
+            mix = profile.frame_mix
+            if mix is not None and (tunnels or self.cfg["engine"] not in MIX_ENGINES):
+                raise PluginError(f"trafgen: frame mix {mix.name} is sent by engines {' and '.join(MIX_ENGINES)}, "
+                                  "without encapsulation" + (f" (engine is {self.cfg['engine']})"
+                                                             if self.cfg["engine"] not in MIX_ENGINES else ""))
+            directions = []
+            for i, (tx, rx, fields, dir_plan) in enumerate(specs):
+                if mix is None:
+                    directions.append(_Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
+                                                 template=frames.bulk_template(fields, profile.frame_size_bytes,
+                                                                               direction=i)))
+                    continue
+                by_size = {size: frames.bulk_template(fields, size, direction=i) for size in mix.sizes_bytes}
+                directions.append(_Direction(index=i, tx=tx, rx=rx, fields=fields, plan=dir_plan,
+                                             template=by_size[mix.largest_bytes],
+                                             mix=tuple(by_size[size] for size in mix.cycle)))
             if tunnels:
                 directions = [self._through_tunnel(d, profile) for d in directions]
         except (flows.FlowPlanError, frames.FrameError, ValueError) as exc:
@@ -392,6 +429,7 @@ class Trafgen(TrafficGenerator):
         self._open_readers(netns, [p.iface for p in ports])
         if tunnels:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
+        self._open_size_counter(netns, directions, profile, tunnels)
         if profile.streams is not None and not tunnels:
             self._open_stream_counter(netns, directions)
         elif self._streamcount is not None:  # plain pair, or streams each on ports of their own (tunnels)
@@ -410,7 +448,7 @@ class Trafgen(TrafficGenerator):
             self._sender_config = self._work_dir / "pacer.cfg"
             comment = "\n".join(
                 f"vsbench trafgen ({engine}): direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
-                f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
+                f"{_frames_text(profile)}, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
                 for d in directions)
             self._sender_config.write_text(
                 pacer_engine.render_config(pacer_engine.streams_for(directions), comment), encoding="utf-8")
@@ -453,6 +491,25 @@ class Trafgen(TrafficGenerator):
                                   f"{len(ports)} ports given")
             specs.append((ports[s.tx_port], ports[s.rx_port], s.fields, flows.plan_flows(s.fields, profile.flows)))
         return specs
+
+    def _open_size_counter(self, netns: str, directions: list[_Direction], profile: TrafficProfile,
+                           tunnels: Any) -> None:
+        """A frame mix on a plain port pair: count what arrives per size on the receiving
+        ports (its trials' ``rx_frames_by_size``); nothing otherwise."""
+        from vsbench_plugins.trafficgen.trafgen.sizecount import SizeCounter
+
+        if self._by_size is not None:
+            self._by_size.close()
+            self._by_size = None
+        if profile.frame_mix is None or tunnels or profile.streams is not None:
+            return
+        # a packet socket sees the frame without FCS, and without an 802.1Q tag the kernel took out
+        tag = 4 if profile.fields.vlan_id is not None else 0
+        wire = {size: size - FCS_BYTES - tag for size in profile.frame_mix.sizes_bytes}
+        try:
+            self._by_size = SizeCounter(netns, sorted({d.rx.iface for d in directions}), wire)
+        except OSError as exc:
+            raise PluginError(f"trafgen: cannot count received frames per size: {exc}") from None
 
     def _open_stream_counter(self, netns: str, directions: list[_Direction]) -> None:
         """Count each stream's frames on every port that receives any (:mod:`.streamcount`)."""
@@ -597,9 +654,9 @@ class Trafgen(TrafficGenerator):
         for st in streams:
             comment = "\n".join(
                 f"vsbench trafgen: direction {d.index} {d.tx.iface} -> {d.rx.iface}, "
-                f"{profile.frame_size_bytes} B frames, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
+                f"{_frames_text(profile)}, {profile.flows} flow(s), periods {dict(d.plan.periods)}"
                 for d in st.directions)
-            packets = [(d.template, d.fields, d.plan) for d in st.directions]
+            packets = [p for d in st.directions for p in d.packets()]
             st.config_path.write_text(_config().render_packets(packets, st.cpus, comment), encoding="utf-8")
 
     def _shaper_pair(self, directions: list[_Direction]) -> tuple[str, str]:
@@ -741,6 +798,8 @@ class Trafgen(TrafficGenerator):
             self._remove_shapers()  # back to back: nothing between trafgen and the port
         assert self._foreign is not None
         self._foreign.read()  # resets the kernel's counts
+        if self._by_size is not None:
+            self._by_size.read()
         if self._wrong is not None:
             self._wrong.read()
         before = self._read_counters()
@@ -818,6 +877,8 @@ class Trafgen(TrafficGenerator):
         of the children reaped during the trial (the senders and the probe helper)."""
         after = self._read_counters()
         foreign = self._foreign.read()
+        if self._by_size is not None:  # a mix: what arrived of each size, as counted here
+            stats["rx_frames_by_size"] = {str(size): n for size, n in self._by_size.read().items()}
         if self._streamcount is not None:
             result_dirs, rx_wrong = self._stream_counters(before, after, foreign, probe_outcome, stats)
             if probe_outcome is not None:
@@ -929,6 +990,8 @@ class Trafgen(TrafficGenerator):
         }
         assert self._foreign is not None
         self._foreign.read()  # resets the kernel's counts
+        if self._by_size is not None:
+            self._by_size.read()
         if self._wrong is not None:
             self._wrong.read()
         before = self._read_counters()
@@ -1044,6 +1107,10 @@ class Trafgen(TrafficGenerator):
                 "tx_dropped_by_peer": tx_delta.tx_dropped,
                 "rx_dropped": rx_delta.rx_dropped,
                 "foreign_rx_frames": foreign.get(d.rx.iface, 0),
+                # bytes the ports counted (no FCS; probes and foreign frames included): the
+                # mean size on the wire, which a frame mix's trial shows is the mix's
+                "tx_bytes": tx_delta.tx_bytes,
+                "rx_bytes": rx_delta.rx_bytes,
             })
         return result_dirs
 
@@ -1087,8 +1154,9 @@ class Trafgen(TrafficGenerator):
 
     # -- trial steps ---------------------------------------------------------------------
 
-    def _set_shaper(self, iface: str, rate_fps: float, frame_size_bytes: int) -> None:
-        argv = shaper.tbf_argv(iface, rate_fps, frame_size_bytes, float(self.cfg["shaper_burst_s"]))
+    def _set_shaper(self, iface: str, rate_fps: float, frame_size_bytes: float) -> None:
+        largest = max((d.template.frame_size_bytes for d in self._directions), default=None)
+        argv = shaper.tbf_argv(iface, rate_fps, frame_size_bytes, float(self.cfg["shaper_burst_s"]), largest)
         try:
             run(argv, netns=self._netns, timeout_s=10)
         except CommandError as exc:
@@ -1105,19 +1173,19 @@ class Trafgen(TrafficGenerator):
 
     def _spawn(self, st: _Stream, frames: int) -> _Sender:
         binary = which(self.cfg["binary"]) or self.cfg["binary"]
-        packets = len(st.directions) * max(max(1, int(d.plan.run)) for d in st.directions)  # burst: copies
+        packets = sum(len(d.packets()) for d in st.directions) * max(max(1, int(d.plan.run)) for d in st.directions)  # burst: copies
         cpus = st.cpus if st.cpus and frames >= process.worker_count(st.cpus) * packets else None
         if cpus is None and st.cpus:
             # Fewer frames than worker packets: trafgen would drop workers and with them the
             # pinned packets; such a trial is tiny, send it unpinned.
             cfg_path = st.config_path.with_suffix(".unpinned.cfg")
-            packets = [(d.template, d.fields, d.plan) for d in st.directions]
+            packets = [p for d in st.directions for p in d.packets()]
             cfg_path.write_text(_config().render_packets(packets, None), encoding="utf-8")
         else:
             cfg_path = st.config_path
         argv = process.trafgen_argv(binary, st.iface, str(cfg_path), frames, cpus,
                                     tx_path=self.cfg["tx_path"],
-                                    wire_len_bytes=self._profile.frame_size_bytes - FCS_BYTES)
+                                    wire_len_bytes=max(d.template.frame_size_bytes for d in st.directions) - FCS_BYTES)
         if int(self.cfg["nice"]) != 0:
             # a tbf-paced trafgen that loses its CPU to another task for a few ms falls
             # behind and the trial is generator-limited; niceness keeps it its share
@@ -1247,10 +1315,18 @@ def _tc_payload_offset(template: Any) -> int:
     return RX_PAYLOAD_OFFSET + (template.outer_bytes or 0)
 
 
+def _frames_text(profile: TrafficProfile) -> str:
+    """What the frames are, for a configuration's comment: ``64 B frames`` or a mix's cycle."""
+    mix = profile.frame_mix
+    if mix is None:
+        return f"{profile.frame_size_bytes} B frames"
+    return f"frame mix {mix.name} (cycle {' '.join(str(s) for s in mix.cycle)} B)"
+
+
 def _mean_frame_bytes(directions: Sequence[_Direction]) -> float:
     """Mean size on the wire (FCS included) of the frames one sender alternates between:
     the byte rate its shaper needs (a tunnel's frames are larger than the plain ones)."""
-    return sum(d.template.frame_size_bytes for d in directions) / len(directions)
+    return sum(d.mean_frame_bytes for d in directions) / len(directions)
 
 
 def _sender_binary(cfg: Mapping[str, Any]) -> str:

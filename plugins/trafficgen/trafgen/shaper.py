@@ -31,20 +31,25 @@ def tbf_rate_bits(rate_fps: float, frame_size_bytes: int) -> int:
     return max(8, int(round(rate_fps * (frame_size_bytes - FCS_BYTES) * 8)))
 
 
-def tbf_burst_bytes(rate_fps: float, frame_size_bytes: int, burst_s: float) -> int:
+def tbf_burst_bytes(rate_fps: float, frame_size_bytes: float, burst_s: float,
+                    largest_frame_bytes: int | None = None) -> int:
+    """``frame_size_bytes`` is the mean of a frame mix; the bucket also holds its largest
+    frame whole (``largest_frame_bytes``), else tbf would drop it."""
     wire = frame_size_bytes - FCS_BYTES
     floor_frames = max(1, min(MIN_BURST_FRAMES, int(rate_fps * MAX_FLOOR_S)))
-    return max(int(rate_fps * burst_s * wire), floor_frames * wire)
+    largest = (largest_frame_bytes or 0) - FCS_BYTES
+    return int(max(int(rate_fps * burst_s * wire), floor_frames * wire, largest))
 
 
-def tbf_argv(iface: str, rate_fps: float, frame_size_bytes: int, burst_s: float) -> list[str]:
+def tbf_argv(iface: str, rate_fps: float, frame_size_bytes: float, burst_s: float,
+             largest_frame_bytes: int | None = None) -> list[str]:
     """``tc`` argv that sets (or replaces) the shaper of ``iface`` for ``rate_fps`` frames/s."""
     if rate_fps <= 0:
         raise ValueError("the shaper needs a positive rate")
     return [
         "tc", "qdisc", "replace", "dev", iface, "root", "tbf",
         "rate", f"{tbf_rate_bits(rate_fps, frame_size_bytes)}bit",
-        "burst", str(tbf_burst_bytes(rate_fps, frame_size_bytes, burst_s)),
+        "burst", str(tbf_burst_bytes(rate_fps, frame_size_bytes, burst_s, largest_frame_bytes)),
         "limit", str(LIMIT_BYTES),
     ]
 

@@ -123,11 +123,39 @@ static inline uint16_t csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-/* Write frame k of stream s into buf (a copy of the template with the counters applied). */
-static inline void build(struct stream *s, unsigned char *buf, uint64_t k)
+/* A frame mix: cut buf (a template copy with its counters applied) to len bytes, set the
+ * IPv4 total length and checksum and the UDP length, and compute the UDP checksum anew
+ * (pseudo header, header, payload) unless the template has none. */
+static inline void set_length(struct stream *s, unsigned char *buf, unsigned len)
 {
-	memcpy(buf, s->spec.frame, s->spec.len);
-	if (!s->spec.nfields) return;
+	unsigned ip = s->spec.ip_off, udp = ip + 20;
+	unsigned ip_len = len - ip, udp_len = ip_len - 20;
+	buf[ip + 2] = (unsigned char)(ip_len >> 8); buf[ip + 3] = (unsigned char)ip_len;
+	buf[ip + 10] = buf[ip + 11] = 0;
+	uint16_t c = (uint16_t)~csum_fold(csum_add16(0, buf + ip, 20));
+	buf[ip + 10] = (unsigned char)(c >> 8); buf[ip + 11] = (unsigned char)c;
+	buf[udp + 4] = (unsigned char)(udp_len >> 8); buf[udp + 5] = (unsigned char)udp_len;
+	if (!s->spec.udp_csum0) return;
+	buf[udp + 6] = buf[udp + 7] = 0;
+	uint32_t sum = csum_add16(0, buf + ip + 12, 8); /* pseudo header: addresses */
+	sum += 17 + udp_len;                            /* protocol, UDP length */
+	sum = csum_add16(sum, buf + udp, udp_len);
+	if (udp_len & 1) sum += (uint32_t)buf[udp + udp_len - 1] << 8;
+	c = (uint16_t)~csum_fold(sum);
+	if (c == 0) c = 0xffff;
+	buf[udp + 6] = (unsigned char)(c >> 8); buf[udp + 7] = (unsigned char)c;
+}
+
+/* Write frame k of stream s into buf (a copy of the template with the counters applied);
+ * returns its length (a frame mix: the cycle's k-th, else the template's). */
+static inline unsigned build(struct stream *s, unsigned char *buf, uint64_t k)
+{
+	unsigned len = s->spec.nsizes ? s->spec.sizes[k % s->spec.nsizes] : s->spec.len;
+	memcpy(buf, s->spec.frame, len);
+	if (!s->spec.nfields) {
+		if (s->spec.nsizes) set_length(s, buf, len);
+		return len;
+	}
 	k /= s->spec.run;
 	uint32_t udp_delta = 0; /* sum(new) + sum(~old) over words covered by the UDP checksum */
 	int udp_touched = 0, ip_touched = 0;
@@ -157,6 +185,10 @@ static inline void build(struct stream *s, unsigned char *buf, uint64_t k)
 		uint16_t c = (uint16_t)~csum_fold(csum_add16(0, buf + ip, 20));
 		buf[ip + 10] = (unsigned char)(c >> 8); buf[ip + 11] = (unsigned char)c;
 	}
+	if (s->spec.nsizes) { /* lengths and both checksums anew */
+		set_length(s, buf, len);
+		return len;
+	}
 	if (udp_touched && s->spec.udp_csum0) {
 		/* RFC 1624: HC' = ~(~HC + ~m + m') */
 		uint32_t sum = (uint16_t)~s->spec.udp_csum0;
@@ -166,6 +198,7 @@ static inline void build(struct stream *s, unsigned char *buf, uint64_t k)
 		unsigned udp = ip + 20;
 		buf[udp + 6] = (unsigned char)(c >> 8); buf[udp + 7] = (unsigned char)c;
 	}
+	return len;
 }
 
 static int open_socket(struct stream *s, int use_ring, unsigned ring_slots, int bypass, int batch)
@@ -233,8 +266,7 @@ static unsigned send_ring(struct stream *s, unsigned n)
 		}
 		if (h->tp_status != TP_STATUS_AVAILABLE) break;
 		unsigned char *data = (unsigned char *)h + TPACKET2_HDRLEN - sizeof(struct sockaddr_ll);
-		build(s, data, s->k++);
-		h->tp_len = s->spec.len;
+		h->tp_len = build(s, data, s->k++);
 		h->tp_status = TP_STATUS_SEND_REQUEST;
 		s->head = (s->head + 1) % s->slots;
 	}
@@ -259,9 +291,8 @@ static unsigned send_mmsg(struct stream *s, unsigned n)
 	unsigned stride = (s->spec.len + 63) & ~63u;
 	for (unsigned i = 0; i < n; i++) {
 		unsigned char *buf = s->bufs + (size_t)i * stride;
-		build(s, buf, s->k + i);
+		iov[i].iov_len = build(s, buf, s->k + i);
 		iov[i].iov_base = buf;
-		iov[i].iov_len = s->spec.len;
 		memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
@@ -331,10 +362,10 @@ static int dump_frames(const char *path, unsigned long long per_stream)
 	static unsigned char buf[MAX_FRAME];
 	for (unsigned long long k = 0; k < per_stream; k++) {
 		for (unsigned i = 0; i < nstreams; i++) {
-			build(&streams[i], buf, k);
-			uint32_t rec[4] = {0, 0, streams[i].spec.len, streams[i].spec.len};
+			unsigned len = build(&streams[i], buf, k);
+			uint32_t rec[4] = {0, 0, len, len};
 			fwrite(rec, sizeof(rec), 1, f);
-			fwrite(buf, streams[i].spec.len, 1, f);
+			fwrite(buf, len, 1, f);
 		}
 	}
 	if (fclose(f) != 0) die("fclose dump");

@@ -12,9 +12,13 @@
  *     ip <offset of the IPv4 header>
  *     field <offset> <width 2|4> <base> <period>      (zero or more)
  *     run <frames>                                     (optional, default 1)
+ *     sizes <len> <len> ...                            (optional: a frame mix)
  * Frame k of a stream carries, in every varying field, base + ((k / run) mod period):
  * run 1 moves to the next flow every frame (scatter), run R sends R frames of each flow in
- * a row (burst).
+ * a row (burst). With "sizes" (a frame mix, IMIX), frame k is sizes[k mod n] bytes long
+ * (no FCS): the frame cut to that length, its IPv4 total length, UDP length and both
+ * checksums set to match, so the sizes alternate in the order listed (the Python side lists
+ * one cycle of the mix, interleaved). Every length fits the frame given.
  */
 #ifndef VSBENCH_STREAMS_H
 #define VSBENCH_STREAMS_H
@@ -27,6 +31,7 @@
 
 #define MAX_STREAMS 128
 #define MAX_FIELDS 8
+#define MAX_SIZES 64
 #define MAX_FRAME 9216
 #define BIN_NS 100000ULL       /* senders count frames in 100 us bins */
 #define WINDOW_NS 10000000ULL  /* pacing is judged per 10 ms window */
@@ -50,6 +55,8 @@ struct stream_spec {
 	unsigned nfields;
 	uint64_t run;       /* consecutive frames of one flow (1: the next flow every frame) */
 	uint16_t udp_csum0; /* the template's UDP checksum (0: none, left at 0) */
+	unsigned sizes[MAX_SIZES]; /* a frame mix: frame k is sizes[k % nsizes] bytes */
+	unsigned nsizes;            /* 0: every frame is len bytes */
 };
 
 static void streams_fail(const char *prog, const char *msg)
@@ -112,6 +119,18 @@ static unsigned read_streams(const char *prog, const char *path, struct stream_s
 			if (period < 1) streams_fail(prog, "field period must be >= 1");
 			fl->base = base;
 			fl->period = period;
+		} else if (!strncmp(p, "sizes ", 6)) {
+			char *q = p + 6, *end;
+			s->nsizes = 0;
+			for (;;) {
+				unsigned long v = strtoul(q, &end, 10);
+				if (end == q) break;
+				if (s->nsizes == MAX_SIZES) streams_fail(prog, "sizes: at most 64 frames in a mix's cycle");
+				if (v < 42 || v > MAX_FRAME) streams_fail(prog, "sizes: a length must be 42..9216 bytes");
+				s->sizes[s->nsizes++] = (unsigned)v;
+				q = end;
+			}
+			if (!s->nsizes) streams_fail(prog, "sizes: expected one or more frame lengths");
 		} else if (!strncmp(p, "run ", 4)) {
 			unsigned long long run;
 			if (sscanf(p + 4, "%llu", &run) != 1 || run < 1 || run > 0x7fffffffULL)
@@ -127,6 +146,9 @@ static unsigned read_streams(const char *prog, const char *path, struct stream_s
 		struct stream_spec *st = &out[i];
 		if (!st->len) streams_fail(prog, "stream without a frame");
 		if (st->ip_off + 28 > st->len) streams_fail(prog, "IPv4/UDP headers do not fit the frame");
+		for (unsigned j = 0; j < st->nsizes; j++)
+			if (st->sizes[j] > st->len || st->sizes[j] < st->ip_off + 28)
+				streams_fail(prog, "sizes: a length outside the frame's headers..its length");
 		unsigned udp = st->ip_off + 20;
 		st->udp_csum0 = (uint16_t)(st->frame[udp + 6] << 8 | st->frame[udp + 7]);
 		for (unsigned j = 0; j < st->nfields; j++) {

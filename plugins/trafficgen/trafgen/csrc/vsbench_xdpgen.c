@@ -581,6 +581,8 @@ int main(int argc, char **argv)
 	unsigned nstreams = read_streams(PROG, config, streams);
 	for (unsigned i = 1; i < nstreams; i++)
 		if (streams[i].len != streams[0].len) fail("every stream must send frames of one length");
+	for (unsigned i = 0; i < nstreams; i++)
+		if (streams[i].nsizes) fail("a frame mix (sizes) is sent by the pacer, not the xdp sender");
 	if (streams[0].len > 3000) fail("frames longer than 3000 bytes do not fit a live XDP frame's page");
 	unsigned ifindex[MAX_STREAMS];
 	for (unsigned i = 0; i < nstreams; i++) {
