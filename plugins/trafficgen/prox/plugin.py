@@ -48,6 +48,8 @@ from vsbench_plugins.trafficgen.prox.protocol import ProxAddress, ProxConnection
 from vsbench_plugins.trafficgen.remote_host import SSH_SETTINGS_SCHEMA, RemoteHost
 
 log = logging.getLogger(__name__)
+#: PROX's -l file name buffer (MAX_NAME_SIZE in prox_globals.h), terminating NUL included.
+PROX_MAX_NAME = 64
 
 _CORE_LISTS = {
     "type": "array",
@@ -371,7 +373,7 @@ class Prox(TrafficGenerator):
         if self._conn is None:
             return {}
         try:
-            return replies.parse_version(self._conn.query("version", timeout_s=1.0)[0])
+            return replies.parse_version(self._conn.query("version")[0])
         except (PluginError, replies.ProxReplyError):
             return {}  # older builds have no 'version' command
 
@@ -415,7 +417,7 @@ class Prox(TrafficGenerator):
         log_path = Path(self.context.log_dir) / "prox.log"
         if self.cfg["launch"] == "local":
             argv = [self.cfg["binary"], "-e", *flag, "-o", "cli", "-f", str(cfg_path),
-                    "-l", str(Path(self.context.log_dir) / "prox-own.log"), *self.cfg["extra_args"]]
+                    "-l", self._own_log(), *self.cfg["extra_args"]]
         else:
             if self.remote is None:
                 raise PluginError("prox: launch: ssh needs trafficgen.prox.ssh.host")
@@ -466,7 +468,7 @@ class Prox(TrafficGenerator):
         cfg_path.write_text(text, encoding="utf-8")
         log_path = Path(self.context.log_dir) / "prox.log"
         argv = [self.cfg["binary"], "-e", "-t", "-o", "cli", "-f", str(cfg_path),
-                "-l", str(Path(self.context.log_dir) / "prox-own.log"), *self.cfg["extra_args"]]
+                "-l", self._own_log(work), *self.cfg["extra_args"]]
         self.address = ProxAddress(host="127.0.0.1", port=8474, netns=netns)
         try:
             self._proc = commands.spawn(argv, netns=netns, log_path=log_path)
@@ -474,6 +476,17 @@ class Prox(TrafficGenerator):
             raise PluginError(f"prox: cannot start {argv[0]}: {exc.strerror}") from None
         log.info("started PROX pid %d in netns %s on %s, log %s", self._proc.pid, netns,
                  ", ".join(p.iface for p in ports), log_path)
+
+    def _own_log(self, near: Path | None = None) -> str:
+        """Where PROX writes its own log (``-l``; without it PROX writes ``./prox.log`` in
+        whatever directory vsbench runs from). PROX copies the name into a 64-byte buffer and
+        panics on a longer one (``prox_strncpy``), so a long log dir falls back to /tmp."""
+        for candidate in (Path(self.context.log_dir) / "prox-own.log",
+                          Path(near or self.context.work_dir or self.context.log_dir) / "prox-own.log",
+                          Path("/tmp") / f"vsb-{self.context.run_id}-prox-own.log"):
+            if len(str(candidate)) < PROX_MAX_NAME:
+                return str(candidate)
+        raise PluginError(f"prox: no log path shorter than {PROX_MAX_NAME} bytes for PROX's -l")
 
     def _wait_fresh_sample(self) -> None:
         """Return once PROX has published a stats sample newer than every command sent so far.
