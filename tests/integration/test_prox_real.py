@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from run_helpers import assert_reproducible_and_clean, build_plans, processes_mentioning, require, run
+from run_helpers import assert_reproducible_and_clean, processes_mentioning, require, run
+from vsbench.runner import config as cfg
+from vsbench.runner import testcases
 
 pytestmark = pytest.mark.integration
 
@@ -59,14 +61,23 @@ def prox_binary() -> str:
     return binary
 
 
-def prox_params(binary: str) -> str:
-    """PROX on the 2-CPU testbed: master lcore on CPU 1 (it sleeps between commands), its
-    generator and latency tasks on CPU 0, away from OvS-DPDK's PMD (CPU 1)."""
-    return ("frame_sizes=[64];trial_duration=1;warmup_s=1;bidirectional=false;relative_width=0.1;"
-            "search.max_trials_per_load=3;latency.trial_duration_s=1;latency.load_fractions=[0.0]"
-            f";trafficgen.prox.launch=testbed;trafficgen.prox.binary={binary}"
-            ";trafficgen.prox.master_core=1;trafficgen.prox.gen_cores=[[0],[0]]"
-            ";trafficgen.prox.lat_cores=[[0],[0]];trafficgen.prox.reply_timeout_s=5.0")
+PARAMS = ("frame_sizes=[64];trial_duration=1;warmup_s=1;bidirectional=false;relative_width=0.1;"
+          "search.max_trials_per_load=3;latency.trial_duration_s=1;latency.load_fractions=[0.0]")
+
+
+def prox_plans(binary: str, vswitch: str, tmp_path: Path) -> list:
+    """The plans of ``vsbench --conf-file prox.yaml --trafficgen prox`` with PROX on the
+    2-CPU testbed: master lcore on CPU 1 (it sleeps between commands), its generator and
+    latency tasks on CPU 0, away from OvS-DPDK's PMD (CPU 1). A conf file, not
+    --test-params: a list there is a sweep dimension."""
+    conf = tmp_path.parent / f"{tmp_path.name}-prox.yaml"
+    conf.write_text("trafficgen:\n  prox:\n    launch: testbed\n"
+                    f"    binary: {binary}\n    master_core: 1\n"
+                    "    gen_cores: [[0], [0]]\n    lat_cores: [[0], [0]]\n    reply_timeout_s: 5.0\n")
+    base = cfg.load_layers(cfg.default_conf_dir(), [conf])
+    case = testcases.find("phy2phy_tput", testcases.default_testcase_dir())
+    return testcases.build_plans(case, base, cfg.parse_test_params(PARAMS),
+                                 {"vswitch": vswitch, "trafficgen": "prox", "vnf": None})
 
 
 def test_build_is_idempotent(prox_binary):
@@ -80,7 +91,7 @@ def test_build_is_idempotent(prox_binary):
 @pytest.mark.parametrize("vswitch", ["ovs_dpdk", "linux_bridge"])
 def test_phy2phy_tput_with_real_prox(tmp_path, vswitch, prox_binary):
     require(("trafficgen", "prox"), ("vswitch", vswitch))
-    outcome = run(tmp_path, build_plans("phy2phy_tput", vswitch, prox_params(prox_binary), trafficgen="prox"))
+    outcome = run(tmp_path, prox_plans(prox_binary, vswitch, tmp_path))
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     assert test["trafficgen"] == "prox" and test["vswitch"] == vswitch

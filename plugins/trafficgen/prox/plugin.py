@@ -24,6 +24,7 @@ formats.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -198,6 +199,19 @@ class Prox(TrafficGenerator):
         return [Prerequisite(f"PROX control port {cfg['host']}:{cfg['port']}: {reason}",
                              "start PROX there with -t (launch: none expects it running), or set "
                              "trafficgen.prox.host and port, or let vsbench start it (launch: local or ssh)")]
+
+    @classmethod
+    def cleanup_dead_run(cls, run_id: str, work_dirs: list[Path]) -> list[str]:
+        """A killed run's PROX is ended by the generic cleanup (its command line names the
+        run's config); here: the hugepages its testbed launch reserved and recorded."""
+        if not re.fullmatch(r"[0-9a-f]{6}", run_id):
+            return []
+        done = []
+        for work_dir in work_dirs:
+            for run_dir in sorted(Path(work_dir).glob(f"vsb-{run_id}-prox")):
+                if run_dir.is_dir() and not run_dir.is_symlink():
+                    done.append(f"prox: released {dpdk.release_recorded(run_dir)} hugepages of {run_dir}")
+        return done
 
     def capabilities(self) -> GeneratorCapabilities:
         link_bps = float(self.cfg["link_gbps"]) * 1e9
@@ -503,7 +517,8 @@ class Prox(TrafficGenerator):
                 return
             if time.monotonic() > deadline:
                 raise PluginError(f"prox: PROX at {self.address} published no new statistics "
-                                  f"within {self.cfg['stats_timeout_s']:g} s")
+                                  f"within {self.cfg['stats_timeout_s']:g} s (a PROX started with "
+                                  f"-o none never refreshes them: start it with -o cli)")
 
     def _port_totals(self) -> dict[int, replies.PortStats]:
         conn = self._require()
