@@ -484,12 +484,31 @@ class Prox(TrafficGenerator):
         argv = [self.cfg["binary"], "-e", "-t", "-o", "cli", "-f", str(cfg_path),
                 "-l", self._own_log(work), *self.cfg["extra_args"]]
         self.address = ProxAddress(host="127.0.0.1", port=8474, netns=netns)
+        self._loopback_up(netns)
         try:
             self._proc = commands.spawn(argv, netns=netns, log_path=log_path)
         except OSError as exc:
             raise PluginError(f"prox: cannot start {argv[0]}: {exc.strerror}") from None
+        # Teardown runs last-registered first: PROX must end before its hugepages, files and
+        # loopback (registered above) go, so its stop is registered again, after them.
+        self.context.resources.register(f"PROX pid {self._proc.pid}", self.stop)
         log.info("started PROX pid %d in netns %s on %s, log %s", self._proc.pid, netns,
                  ", ".join(p.iface for p in ports), log_path)
+
+    def _loopback_up(self, netns: str) -> None:
+        """PROX's control port listens on 0.0.0.0:8474 inside the generator namespace, whose
+        loopback the testbed leaves down ("Network is unreachable" from 127.0.0.1): bring it
+        up for the run, and down again at teardown if it was down."""
+        try:
+            shown = commands.run(["ip", "-n", netns, "-o", "link", "show", "lo"], timeout_s=10).stdout
+            if "UP" in shown.split(">")[0]:
+                return
+            commands.run(["ip", "-n", netns, "link", "set", "lo", "up"], timeout_s=10)
+        except commands.CommandError as exc:
+            raise PluginError(f"prox: cannot bring up the loopback of netns {netns}: {exc}") from None
+        self.context.resources.register(
+            f"loopback of {netns} down again",
+            lambda: commands.run(["ip", "-n", netns, "link", "set", "lo", "down"], check=False, timeout_s=10))
 
     def _own_log(self, near: Path | None = None) -> str:
         """Where PROX writes its own log (``-l``; without it PROX writes ``./prox.log`` in
