@@ -67,6 +67,27 @@ def test_unidirectional_profile_uses_one_generator(fake_prox, tmp_path):
     assert "start 1 0" in fake.commands_received()
 
 
+def test_prox_started_with_o_none_never_refreshes_its_statistics(fake_prox, tmp_path):
+    """Real PROX with ``-o none`` has no statistics consumer: counters stay as they were at
+    start-up, so a trial cannot get a fresh sample (the plugin launches with ``-o cli``)."""
+    fake = fake_prox("-o", "none")
+    gen, stack = make(tmp_path, {**fake.settings(), "stats_timeout_s": 0.5})
+    with stack:
+        gen.start()
+        gen.configure(TrafficProfile(64, bidirectional=False), PORTS)
+        with pytest.raises(PluginError, match="published no new statistics") as err:
+            gen.run_trial(100_000, 0.2)
+    assert "\n" not in str(err.value)
+
+
+def test_version_is_the_real_prox_reply_decoded(fake_prox, tmp_path):
+    fake = fake_prox()
+    gen, stack = make(tmp_path, fake.settings())
+    with stack:
+        gen.start()
+        assert gen.version() == {"prox": "22.12", "dpdk": "22.11.11.99"}
+
+
 def test_a_silent_prox_is_a_one_line_error_and_nothing_stays_open(fake_prox, tmp_path):
     fake = fake_prox("--no-replies")
     before = ResourceSnapshot.take()

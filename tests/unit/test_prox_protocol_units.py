@@ -50,7 +50,7 @@ def test_buckets_are_tsc_cycles():
 
 
 def test_version_decoding():
-    v = replies.parse_version(f"{(1 << 24) + (2 << 16)},{(22 << 24) + (11 << 16) + 1}")
+    v = replies.parse_version(f"{(1 << 24) + (2 << 16)},{(22 << 24) + (11 << 16) + 1}")  # a byte-sized minor
     assert v == {"prox": "1.2.0", "dpdk": "22.11.0.1"}
 
 

@@ -17,9 +17,12 @@ A client that waits for a reply after a typo waits forever. So this reader:
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import os
 import select
 import socket
+import threading
 import time
 from dataclasses import dataclass
 
@@ -29,6 +32,40 @@ log = logging.getLogger(__name__)
 
 PROX_TCP_PORT = 8474
 PROX_UNIX_SOCKET = "/tmp/prox.sock"
+CLONE_NEWNET = 0x40000000
+NETNS_DIR = "/var/run/netns"
+
+
+def socket_in_netns(netns: str, family: int) -> socket.socket:
+    """A socket created inside network namespace ``netns``.
+
+    PROX on the embedded testbed runs in the generator's namespace (its ``net_af_packet``
+    ports are interfaces there), so its TCP port 8474 listens there. Python 3.11 has no
+    ``os.setns``: a short-lived thread enters the namespace through libc (setns changes only
+    the calling thread) and creates the socket, which stays bound to that namespace; this
+    process never leaves its own."""
+    out: dict = {}
+
+    def work() -> None:
+        try:
+            fd = os.open(os.path.join(NETNS_DIR, netns), os.O_RDONLY)
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"setns {netns}: {os.strerror(err)}")
+            finally:
+                os.close(fd)
+            out["sock"] = socket.socket(family, socket.SOCK_STREAM)
+        except BaseException as exc:  # handed to the caller's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=work, name=f"netns-{netns}")
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["sock"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +75,11 @@ class ProxAddress:
     host: str | None = "127.0.0.1"
     port: int = PROX_TCP_PORT
     unix_path: str | None = None
+    netns: str | None = None  # the TCP address is inside this network namespace
 
     def __str__(self) -> str:
-        return f"unix:{self.unix_path}" if self.unix_path else f"{self.host}:{self.port}"
+        where = f" (netns {self.netns})" if self.netns and not self.unix_path else ""
+        return (f"unix:{self.unix_path}" if self.unix_path else f"{self.host}:{self.port}") + where
 
 
 class ProxConnection:
@@ -64,7 +103,12 @@ class ProxConnection:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             target: object = address.unix_path
         else:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                sock = (socket_in_netns(address.netns, socket.AF_INET) if address.netns
+                        else socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            except OSError as exc:
+                raise PluginError(f"prox: cannot open a socket in netns {address.netns}: "
+                                  f"{exc.strerror or exc}") from None
             target = (address.host, address.port)
         sock.settimeout(connect_timeout_s)
         try:

@@ -60,13 +60,22 @@ def speed_commands(
     """``speed`` commands splitting ``load_fps`` (aggregate) over the ports in ``gen_cores``
     (one list of cores per sending port) and their cores. Returns the commands and whether
     any value had to be clamped to PROX's 1000 % maximum."""
-    directions = len(gen_cores)
+    return speed_commands_for_tasks(load_fps, frame_size_bytes,
+                                    [[(core, task) for core in cores] for cores in gen_cores])
+
+
+def speed_commands_for_tasks(
+    load_fps: float, frame_size_bytes: int, gen_tasks: list[list[tuple[int, int]]]
+) -> tuple[list[str], bool]:
+    """:func:`speed_commands` with each port's generators as ``(core, task)`` pairs (a PROX
+    whose cores carry several tasks: the embedded testbed's, on a 2-CPU host)."""
+    directions = len(gen_tasks)
     commands: list[str] = []
     clamped = False
-    for cores in gen_cores:
-        pct = speed_percent(load_fps / directions / len(cores), frame_size_bytes)
+    for pairs in gen_tasks:
+        pct = speed_percent(load_fps / directions / len(pairs), frame_size_bytes)
         if pct > PROX_MAX_SPEED_PERCENT:
             pct, clamped = PROX_MAX_SPEED_PERCENT, True
-        for core in cores:
+        for core, task in pairs:
             commands.append(f"speed {core} {task} {pct:.9g}")
     return commands, clamped

@@ -143,10 +143,20 @@ def bucket_width_ns(bucket_size_exp: int, tsc_hz: int) -> float:
 
 
 def parse_version(line: str) -> dict[str, str]:
-    """``version`` -> ``(major<<24)+(minor<<16)+(rev<<8),RTE_VERSION`` decoded to strings."""
+    """``version`` -> ``(major<<24)|(minor<<16)|(rev<<8),RTE_VERSION`` decoded to strings.
+
+    Upstream PROX (version.h) has ``VERSION_MAJOR 0`` and ``VERSION_MINOR 2212`` (YYMM):
+    the minor overflows its byte into the major's, so the real reply to ``version`` is
+    ``144965632,...`` (2212 << 16). Decoded as bytes that would read "8.164.0"; read as
+    what it is, ``(v >> 16)`` is the YYMM minor, "22.12" as PROX's banner prints it."""
     prox, dpdk = _ints(line, "version", (2,))
 
     def dotted(v: int) -> str:
         return ".".join(str((v >> s) & 0xFF) for s in (24, 16, 8))
 
-    return {"prox": dotted(prox), "dpdk": f"{dotted(dpdk)}.{dpdk & 0xFF}"}
+    minor, rev = prox >> 16, (prox >> 8) & 0xFF
+    if minor >= 1000 and 1 <= minor % 100 <= 12:  # major 0, a YYMM minor
+        text = f"{minor // 100:02d}.{minor % 100:02d}" + (f".{rev:02d}" if rev else "")
+    else:
+        text = dotted(prox)
+    return {"prox": text, "dpdk": f"{dotted(dpdk)}.{dpdk & 0xFF}"}

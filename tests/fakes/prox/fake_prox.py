@@ -11,7 +11,8 @@ Faithful to PROX where a client can tell:
 * only query commands reply (one CSV line each, or the documented multi-line replies);
   unknown commands and bad arguments are silent (logged to stdout only);
 * statistics are *published* once per ``--stats-interval`` (PROX: about 1 s): replies carry
-  the last published sample and its TSC, never live counters;
+  the last published sample and its TSC, never live counters; with ``-o none`` never after
+  start-up (real PROX has no statistics consumer then and refreshes nothing);
 * ``lat stats`` in the 7-, 9- or 12-field format (``--lat-format``), latencies in µs;
   ``lat all stats`` adds 128 ``Bucket [i]: n`` lines (buckets of ``2**bucket`` TSC cycles);
 * ``speed`` is a percent of 10 Gb/s per core, float32, 0..1000 (out of range: ignored, the
@@ -540,7 +541,8 @@ class Server:
         return out
 
     def c_version(self, arg: str) -> list[str]:
-        return [f"{(1 << 24) + (2 << 16)},{(22 << 24) + (11 << 16)}"]
+        # upstream version.h: MAJOR 0, MINOR 2212 (overflowing its byte), REV 0; DPDK 22.11.11
+        return [f"{2212 << 16},{(22 << 24) + (11 << 16) + (11 << 8) + 99}"]
 
 
 # ----------------------------------------------------------------------------- server loop
@@ -627,7 +629,8 @@ def serve(args: argparse.Namespace) -> int:
                         break
                 server.model.arrived_at = None
             if time.monotonic() >= next_sample:
-                server.model.publish()
+                if args.o != "none":  # PROX: -o none has no stats consumer, nothing refreshes
+                    server.model.publish()
                 next_sample += args.stats_interval
                 if next_sample < time.monotonic():
                     next_sample = time.monotonic() + args.stats_interval
@@ -646,7 +649,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-e", action="store_true", help="do not autostart cores (accepted)")
     p.add_argument("-t", action="store_true", help="listen on TCP")
     p.add_argument("-u", action="store_true", help="listen on a UNIX socket")
-    p.add_argument("-o", default="cli", help="display (accepted)")
+    p.add_argument("-o", default="curses", choices=("curses", "cli", "none"),
+                   help="display; none: statistics are never published after start-up, as in PROX")
+    p.add_argument("-l", dest="log_file", help="PROX's own log file (accepted; PROX writes ./prox.log without it)")
     p.add_argument("--tcp-port", type=int, default=8474)
     p.add_argument("--unix-path", default="/tmp/prox.sock")
     p.add_argument("--port-file")
