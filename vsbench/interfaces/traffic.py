@@ -159,6 +159,12 @@ class TrafficProfile:
     tunnels: tuple[TunnelFields, ...] = ()
     #: Port-to-port streams to send instead of the port pair (see above); None: the pair.
     streams: tuple[PortStream, ...] | None = None
+    #: Generator ports that send nothing and where no stream is meant to arrive, whose
+    #: received bulk frames are counted (``TrialResult.rx_monitor_frames``): RFC 2889's
+    #: monitor port, where a learning switch floods a frame to an address it has not
+    #: learned. Only a generator that declares :attr:`GeneratorCapabilities.monitor_ports`
+    #: takes a profile with them.
+    monitor_ports: tuple[int, ...] = ()
 
     @property
     def directions(self) -> int:
@@ -243,6 +249,9 @@ class GeneratorCapabilities:
     #: Sends a profile's port-to-port ``streams`` (:class:`PortStream`), each counted on its
     #: own receiving port.
     port_streams: bool = False
+    #: Counts the bulk frames arriving at a profile's ``monitor_ports`` (RFC 2889's
+    #: flooding check, ``TrialResult.rx_monitor_frames``).
+    monitor_ports: bool = False
 
 
 @dataclass(frozen=True)
@@ -413,6 +422,10 @@ class TrialResult:
     #: from a generator that verifies what it receives; None when it does not verify. They
     #: are not in ``rx_frames``: a frame delivered wrong is a frame lost.
     rx_wrong_frames: int | None = None
+    #: Bulk frames counted at the profile's ``monitor_ports`` (frames a learning switch
+    #: flooded there); None when the profile has none or the generator does not count them.
+    #: Not in ``rx_frames`` and not loss: a flooded frame also reached its own port.
+    rx_monitor_frames: int | None = None
     #: How exactly a paced generator kept the load (None: it does not measure that).
     pacing: PacingStats | None = None
     #: What kind of invalid trial this is, set by the core's validity rules (one of
