@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from vsbench.results.rfc2889_model import Rfc2889Result
+
 from vsbench.interfaces.traffic import (
     DirectionCounters,
     LatencyHistogram,
@@ -520,6 +522,9 @@ class FrameSizeResult:
     #: delivered them over every trial of this frame size (None: nothing was verified).
     outer_frame_size_bytes: int | None = None
     rx_wrong_frames: int | None = None
+    #: RFC 2889 traffic types (``rfc2889_*``): forwarding rate, learning rate or caching
+    #: capacity (:mod:`vsbench.results.rfc2889_model`); None otherwise.
+    rfc2889: Rfc2889Result | None = None
     #: Traffic type ``tcp``: the TCP workload's figures (None for frame trials).
     tcp: TcpPoint | None = None
     sweep: list[SweepStep] = field(default_factory=list)

@@ -76,7 +76,11 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: generator did not send as asked, so they are not the latency at this load; empty
 #: without latency) and ``latency_invalid_reason`` (why); ``link_speed_source`` (what
 #: ``line_rate_percent`` is against: ``port``, the sending ports' own link speed, or
-#: ``nominal``, ``testbed.link_gbps`` where a port has none, as on a veth).
+#: ``nominal``, ``testbed.link_gbps`` where a port has none, as on a veth); RFC 2889
+#: (``rfc2889_*`` traffic types): ``forwarding_rate_fps`` (FRMOL) and
+#: ``max_forwarding_rate_fps`` (MFR), ``learning_rate_addresses_per_s``,
+#: ``caching_capacity_addresses`` and ``flooded_frames`` (test frames flooded to the monitor
+#: port at the lowest failing value of the address search).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -149,6 +153,11 @@ CSV_COLUMNS: tuple[str, ...] = (
     "latency_valid",
     "latency_invalid_reason",
     "link_speed_source",
+    "forwarding_rate_fps",
+    "max_forwarding_rate_fps",
+    "learning_rate_addresses_per_s",
+    "caching_capacity_addresses",
+    "flooded_frames",
 )
 
 
@@ -277,6 +286,11 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         values["latency_valid"] = latency_trial is None or latency_trial.valid
         if latency_trial is not None and not latency_trial.valid:
             values["latency_invalid_reason"] = latency_trial.invalid_reason or "not sent as asked"
+    if fs.rfc2889 is not None:  # RFC 2889: frames/s, addresses/s, addresses, frames
+        r = fs.rfc2889
+        values.update({"forwarding_rate_fps": r.forwarding_rate_fps, "max_forwarding_rate_fps": r.max_forwarding_rate_fps,
+                       "learning_rate_addresses_per_s": r.learning_rate_addresses_per_s,
+                       "caching_capacity_addresses": r.caching_capacity_addresses, "flooded_frames": r.flooded_frames})
     if fs.tcp is not None:
         values.update({"tcp_gbps": fs.tcp.gbps, "tcp_retransmits": fs.tcp.retransmits,
                        "tcp_cores_per_gbps": fs.tcp.cores_per_gbps})
