@@ -155,4 +155,4 @@ def test_results_json_of_each_type_matches_its_schema(tmp_path):
 ])
 def test_settings_refused_in_one_line(config, message):
     with pytest.raises(traffic_job.TrafficTypeError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
-        traffic_rfc2889.check(config)
+        traffic_rfc2889.check_plan(config)

@@ -130,7 +130,7 @@ def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
     traffic = config.get("traffic") or {}
     try:
         traffic_types.check(traffic)
-        traffic_types._rfc2889.check(config)  # RFC 2889: its settings and its deployment
+        traffic_types._rfc2889.check_plan(config)  # RFC 2889: its settings and its deployment
         traffic_types._tcp.check_deployment(config, deployment)  # tcp.clients, TCP-only topologies
         sizes = profiles.frame_sizes(traffic)
         if traffic.get("type") == traffic_types._tcp.KIND:  # a TCP plan's frame size is its MTU's

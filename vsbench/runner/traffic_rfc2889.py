@@ -53,18 +53,31 @@ DEFAULTS: dict[str, Any] = {
 RESOLUTION_SHARE = 0.02
 
 
-def settings(traffic: Mapping[str, Any]) -> dict[str, Any]:
-    """``traffic.rfc2889`` over :data:`DEFAULTS`."""
-    return {**DEFAULTS, **{k: v for k, v in (traffic.get("rfc2889") or {}).items() if v is not None}}
+#: The keys of ``traffic.rfc2889`` the traffic types read (ageing time and table size are
+#: the deployment's: :func:`vsbench.deployment.learning.learning_settings`).
+SETTING_KEYS = ("load_percents", "addresses", "min_addresses", "max_addresses", "resolution_addresses",
+                "learning_rate_fps", "min_learning_rate_fps", "max_learning_rate_fps", "resolution_fps",
+                "test_rate_fps", "settle_s")
 
 
-def check(config: Mapping[str, Any]) -> None:
+def rfc2889_settings(traffic: Mapping[str, Any]) -> dict[str, Any]:
+    """``traffic.rfc2889`` over :data:`DEFAULTS` (a null value keeps the default)."""
+    section = traffic.get("rfc2889") or {}
+    out = dict(DEFAULTS)
+    for key in SETTING_KEYS:
+        value = section.get(key)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def check_plan(config: Mapping[str, Any]) -> None:
     """One-line :class:`TrafficTypeError` for settings no RFC 2889 type can run."""
     traffic = config.get("traffic") or {}
     kind = traffic.get("type")
     if kind not in DEPLOYMENT_OF:
         return
-    s = settings(traffic)
+    s = rfc2889_settings(traffic)
     deployment = str((config.get("test") or {}).get("deployment") or "p2p")
     needed = DEPLOYMENT_OF[kind]
     if needed and deployment != needed:
@@ -96,7 +109,7 @@ def forwarding(job) -> FrameSizeResult:
     tt = traffic_job
     start = len(job.trials.records)
     fs = job.result
-    s = settings(job.traffic)
+    s = rfc2889_settings(job.traffic)
     max_load = tt.max_load_fps(job)
     loads = r2889.offered_loads(max_load, s["load_percents"])
     fs.max_load_fps = max_load
@@ -188,7 +201,7 @@ def _address_notes(result: Rfc2889Result, kind: str, unit: str) -> list[str]:
 def caching(job) -> FrameSizeResult:
     start = len(job.trials.records)
     fs = job.result
-    s = settings(job.traffic)
+    s = rfc2889_settings(job.traffic)
     low, high = int(s["min_addresses"]), int(s["max_addresses"])
     rate = float(s["learning_rate_fps"])
     fs.max_load_fps = rate
@@ -214,7 +227,7 @@ def learning(job) -> FrameSizeResult:
     tt = traffic_job
     start = len(job.trials.records)
     fs = job.result
-    s = settings(job.traffic)
+    s = rfc2889_settings(job.traffic)
     addresses = int(s["addresses"])
     high = s["max_learning_rate_fps"]
     high = float(high) if high is not None else tt.max_load_fps(job)
