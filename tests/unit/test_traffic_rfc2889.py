@@ -156,3 +156,25 @@ def test_results_json_of_each_type_matches_its_schema(tmp_path):
 def test_settings_refused_in_one_line(config, message):
     with pytest.raises(traffic_job.TrafficTypeError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
         traffic_rfc2889.check_plan(config)
+
+
+def test_trafgen_counts_monitor_ports_only_where_no_stream_goes():
+    """A monitor port must be a given port no stream sends from or arrives at, on a plain
+    streams profile (the counter tells a stream's frames apart only there)."""
+    from vsbench.interfaces.plugin import PluginError
+    from vsbench.measurement import rfc2889_profiles as phases
+    from vsbench_plugins.trafficgen.trafgen.plugin import Trafgen
+
+    ports = [GeneratorPort(index=i, iface=f"p{i}") for i in range(3)]
+    base = TrafficProfile(frame_size_bytes=64)
+    learning = phases.learning_profile(base, 10, "02:00:00:00:00:aa")
+    assert learning.streams[0].tx_port == 1 and learning.streams[0].fields.vary == ("src_mac",)
+    assert Trafgen._monitor_ifaces(learning, ports) == ("p2",)
+    test = phases.test_profile(base, 10, None)
+    assert test.streams[0].fields.dst_mac == "02:28:89:00:00:00" and test.streams[0].fields.vary == ("dst_mac",)
+    import dataclasses
+    with pytest.raises(PluginError, match="no stream uses"):
+        Trafgen._monitor_ifaces(dataclasses.replace(test, monitor_ports=(1,)), ports)
+    with pytest.raises(PluginError, match="plain port-to-port streams"):
+        Trafgen._monitor_ifaces(dataclasses.replace(base, monitor_ports=(2,)), ports)
+    assert Trafgen._monitor_ifaces(base, ports) == ()
