@@ -15,6 +15,8 @@ import os
 
 import pytest
 
+from vsbench.results import recompute
+
 from run_helpers import assert_reproducible_and_clean, build_plans, require, run
 
 pytestmark = pytest.mark.integration
@@ -31,6 +33,7 @@ def _run(tmp_path, test, vswitch, params):
     [fs] = outcome.results()["tests"][0]["frame_sizes"]
     assert fs["status"] == "complete", fs
     row = next(csv.DictReader((outcome.run_dir / "results.csv").open()))
+    assert recompute.verify(outcome.run_dir) == []  # every RFC 2889 figure from trials.jsonl
     return outcome, fs, row
 
 

@@ -178,3 +178,25 @@ def test_trafgen_counts_monitor_ports_only_where_no_stream_goes():
     with pytest.raises(PluginError, match="plain port-to-port streams"):
         Trafgen._monitor_ifaces(dataclasses.replace(base, monitor_ports=(2,)), ports)
     assert Trafgen._monitor_ifaces(base, ports) == ()
+
+
+@pytest.mark.parametrize("kind, settings, figure", [
+    ("rfc2889_forwarding", {"load_percents": [50, 100]}, "max_forwarding_rate_fps"),
+    ("rfc2889_caching", {"min_addresses": 16, "max_addresses": 512, "settle_s": 0}, "caching_capacity_addresses"),
+    ("rfc2889_learning", {"addresses": 100, "max_learning_rate_fps": 100_000.0, "settle_s": 0},
+     "learning_rate_addresses_per_s"),
+])
+def test_every_figure_recomputes_from_the_trials_and_a_changed_one_does_not(tmp_path, kind, settings, figure):
+    from vsbench.results import recompute_rfc2889
+    from vsbench.results.trial_log import read_trials
+
+    job = job_for(tmp_path, kind, settings)
+    fs = traffic_types.TRAFFIC_TYPES[kind](job)
+    test = TestResult(plan_index=0, label="t", testcase="x", traffic_type=kind, frame_sizes=[fs], status="complete")
+    doc = RunResults(run_id="abc123", started_at="2026-01-01T00:00:00Z", vsbench_version="0", tests=[test]).to_json()
+    fs_doc = doc["tests"][0]["frame_sizes"][0]
+    trials = {rec.trial_index: rec for rec in read_trials(tmp_path / "trials.jsonl")}
+    assert recompute_rfc2889.verify(fs_doc, lambda i, what: trials.get(i), "t") == []
+    fs_doc["rfc2889"][figure] = (fs_doc["rfc2889"][figure] or 0) + 1
+    [problem] = recompute_rfc2889.verify(fs_doc, lambda i, what: trials.get(i), "t")
+    assert figure in problem
