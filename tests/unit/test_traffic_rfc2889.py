@@ -200,3 +200,23 @@ def test_every_figure_recomputes_from_the_trials_and_a_changed_one_does_not(tmp_
     fs_doc["rfc2889"][figure] = (fs_doc["rfc2889"][figure] or 0) + 1
     [problem] = recompute_rfc2889.verify(fs_doc, lambda i, what: trials.get(i), "t")
     assert figure in problem
+
+
+def test_learning_rate_above_which_only_the_generator_failed_is_a_lower_bound(tmp_path):
+    """Learning bursts the generator cannot pace (invalid) are not the device failing: the
+    figure below them is a lower bound, with a note saying the generator limited it."""
+
+    class Limited(LearningModel):
+        def run_burst(self, frames, *, rate_fps=None, latency=False):
+            import dataclasses
+            result = super().run_burst(frames, rate_fps=rate_fps, latency=latency)
+            if rate_fps > 50_000:
+                return dataclasses.replace(result, valid=False, invalid_reason="generator too slow")
+            return result
+
+    job = job_for(tmp_path, "rfc2889_learning", {"addresses": 100, "max_learning_rate_fps": 200_000.0, "settle_s": 0},
+                  gen=Limited(learn_fps=1e9))
+    fs = traffic_types.TRAFFIC_TYPES["rfc2889_learning"](job)
+    r = fs.rfc2889
+    assert 45_000 <= r.learning_rate_addresses_per_s <= 50_000 and r.bounded is False and r.first_fail_rate_fps is None
+    assert any("generator-limited" in n for n in fs.notes)

@@ -188,9 +188,23 @@ def _first_fail(iterations: list[Rfc2889Iteration], key: Callable[[Rfc2889Iterat
     return min(failed, key=key) if failed else None
 
 
+def _bounded(fail: Rfc2889Iteration | None) -> bool:
+    """A figure is bounded only when a valid iteration above it failed: when the top of
+    the range passed, or every higher iteration was invalid (the generator could not send
+    the learning frames that fast), the device was never shown to fail above it and the
+    figure is a lower bound."""
+    return fail is not None
+
+
 def _address_notes(result: Rfc2889Result, kind: str, unit: str) -> list[str]:
     notes = []
-    if result.bounded is False:
+    if result.bounded is False and result.search_high is not None and result.iterations and \
+            not any(it.valid and not it.passed for it in result.iterations):
+        value = result.caching_capacity_addresses if result.test == "caching" else result.learning_rate_addresses_per_s
+        if value is not None and value < result.search_high:
+            notes.append(f"{kind}: every iteration above {value:g} {unit} was not sent as asked (generator-limited); "
+                         "the device did not fail there: the figure is a lower bound")
+    if result.bounded is False and not notes:
         notes.append(f"{kind}: the top of the searched range ({result.search_high:g} {unit}) passed; the figure "
                      "is a lower bound (raise the range)")
     if result.invalid_iterations:
@@ -213,7 +227,7 @@ def caching(job) -> FrameSizeResult:
     fail = _first_fail(iterations, lambda it: it.addresses, value)
     result = Rfc2889Result(test="caching", caching_capacity_addresses=value, learning_rate_fps=rate,
                            test_rate_fps=float(s["test_rate_fps"]), search_low=low, search_high=high,
-                           bounded=outcome.bounded, first_fail_addresses=fail.addresses if fail else None,
+                           bounded=_bounded(fail), first_fail_addresses=fail.addresses if fail else None,
                            flooded_frames=fail.flooded_frames if fail else None,
                            invalid_iterations=outcome.invalid, iterations=iterations)
     fs.rfc2889 = result
@@ -241,7 +255,7 @@ def learning(job) -> FrameSizeResult:
     fail = _first_fail(iterations, lambda it: it.learning_rate_fps, outcome.value)
     result = Rfc2889Result(test="learning", learning_rate_addresses_per_s=outcome.value, addresses=addresses,
                            test_rate_fps=float(s["test_rate_fps"]), search_low=low, search_high=high,
-                           bounded=outcome.bounded, first_fail_rate_fps=fail.learning_rate_fps if fail else None,
+                           bounded=_bounded(fail), first_fail_rate_fps=fail.learning_rate_fps if fail else None,
                            flooded_frames=fail.flooded_frames if fail else None,
                            invalid_iterations=outcome.invalid, iterations=iterations)
     fs.rfc2889 = result
@@ -264,7 +278,7 @@ def line(fs: FrameSizeResult) -> str | None:
             return "forwarding rate: no valid step"
         return (f"forwarding rate {r.forwarding_rate_fps:,.0f} fps at max offered load {r.max_offered_load_fps:,.0f} fps; "
                 f"max forwarding rate {r.max_forwarding_rate_fps:,.0f} fps (offered {r.max_forwarding_rate_offered_fps:,.0f})")
-    bound = "" if r.bounded is not False else " (lower bound: top of range passed)"
+    bound = "" if r.bounded is not False else " (a lower bound, see the notes)"
     if r.test == "caching":
         value = "none" if r.caching_capacity_addresses is None else f"{r.caching_capacity_addresses:,}"
         fail = (f"; {r.first_fail_addresses:,} failed with {r.flooded_frames:,} frames flooded"
