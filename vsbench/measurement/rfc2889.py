@@ -28,6 +28,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+# The figures' rules live beside the result model (recompute reads them there; results
+# sits below measurement); re-exported here, where the searches use them.
+from vsbench.results.rfc2889_figures import (  # noqa: F401
+    AddressIteration,
+    ForwardingFigures,
+    LoadStep,
+    forwarding_figures,
+)
+
 #: Default ladder of the forwarding-rate test: percent of the frame size's max load.
 DEFAULT_LOAD_PERCENTS: tuple[float, ...] = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
 #: The learned addresses count up from this locally administered unicast MAC; the test
@@ -44,27 +53,6 @@ class Rfc2889Error(ValueError):
 # -- forwarding rate (section 5.1) -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LoadStep:
-    """One trial of the forwarding-rate ladder: offered and received frames/s."""
-
-    offered_load_fps: float
-    forwarding_rate_fps: float
-    valid: bool
-    trial_index: int | None = None
-
-
-@dataclass(frozen=True)
-class ForwardingFigures:
-    """FRMOL and MFR of one frame size (frames/s), from the valid steps; None when none."""
-
-    forwarding_rate_fps: float | None
-    max_offered_load_fps: float | None
-    max_forwarding_rate_fps: float | None
-    max_forwarding_rate_offered_fps: float | None
-    valid_steps: int
-
-
 def offered_loads(max_load_fps: float, percents: Sequence[float]) -> list[float]:
     """The ladder's loads, ascending, each percent of ``max_load_fps`` (0 < p <= 100)."""
     if max_load_fps <= 0:
@@ -77,44 +65,7 @@ def offered_loads(max_load_fps: float, percents: Sequence[float]) -> list[float]
     return [max_load_fps * float(p) / 100.0 for p in sorted({float(p) for p in percents})]
 
 
-def forwarding_figures(steps: Sequence[LoadStep]) -> ForwardingFigures:
-    """FRMOL: the forwarding rate of the valid step with the highest offered load (the
-    maximum offered load the generator delivered); MFR: the highest forwarding rate of any
-    valid step, and the offered load it was measured at (the lower load on a tie)."""
-    valid = [s for s in steps if s.valid]
-    if not valid:
-        return ForwardingFigures(None, None, None, None, 0)
-    top = max(valid, key=lambda s: s.offered_load_fps)
-    best = max(valid, key=lambda s: (s.forwarding_rate_fps, -s.offered_load_fps))
-    return ForwardingFigures(top.forwarding_rate_fps, top.offered_load_fps, best.forwarding_rate_fps,
-                             best.offered_load_fps, len(valid))
-
-
 # -- address iterations (sections 5.7 and 5.8) ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AddressIteration:
-    """One learning + test iteration: ``addresses`` learning frames at
-    ``learning_rate_fps``, then test frames to them. ``flooded_frames``: test frames seen at
-    the monitor port; ``valid`` False: the generator did not send as asked (neither a pass
-    nor a DUT failure)."""
-
-    addresses: int
-    learning_rate_fps: float
-    test_tx_frames: int
-    test_rx_frames: int
-    flooded_frames: int
-    valid: bool = True
-    learning_trial: int | None = None
-    test_trial: int | None = None
-    reason: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        """Every address learned: each test frame reached the learning port, none flooded."""
-        return (self.valid and self.flooded_frames == 0 and self.test_tx_frames >= self.addresses
-                and self.test_rx_frames == self.test_tx_frames)
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Recompute a frame size's RFC 2889 figures from its trials (``vsbench recompute``).
 
 Forwarding: every step's forwarding rate is its trial's received rate, and FRMOL and MFR
-follow from the steps (:func:`vsbench.measurement.rfc2889.forwarding_figures`). Address
+follow from the steps (:func:`vsbench.results.rfc2889_figures.forwarding_figures`). Address
 tests: every iteration's test frames, delivered and flooded frames are its test trial's
 counters, its verdict follows from them and its learning trial, and the reported figure
 is the highest passing value among the iterations. Which values the binary search chose
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from vsbench.measurement import rfc2889 as r2889
+from vsbench.results import rfc2889_figures as r2889
 from vsbench.results.model import TrialRecord
 
 FORWARDING_FIGURES = ("forwarding_rate_fps", "max_offered_load_fps", "max_forwarding_rate_fps",
