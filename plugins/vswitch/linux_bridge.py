@@ -82,6 +82,7 @@ class LinuxBridge(VSwitch):
     api_version: ClassVar[str] = "1.0"
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
+    supports_learning: ClassVar[bool] = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -227,6 +228,25 @@ class LinuxBridge(VSwitch):
         spokes too, whose endpoints drop it). Checks every port is in ``bridge``."""
         for port, _mac in spokes:
             self.connect(bridge, port, hub)
+
+    def connect_learning(self, bridge: str, ports, *, aging_time_s: int, table_size: int | None = None) -> None:
+        """The bridge learns already; this sets its ageing time (``ageing_time`` in
+        centiseconds) so no address ages out during an RFC 2889 test, and checks the ports
+        are in it. The kernel bridge of Debian 12 (Linux 6.1) has no limit on learned
+        addresses to set: ``table_size`` is refused rather than ignored."""
+        if table_size is not None:
+            raise PluginError("linux_bridge has no address table size to set (Linux 6.1 bridges learn without "
+                              "a limit); leave traffic.rfc2889.mac_table_size unset")
+        real = self.bridge_name(bridge)
+        for port in ports:
+            master = self._link(port.name).get("master")
+            if master != real:
+                raise PluginError(f"port {port.name} is not in bridge {real} (master: {master})")
+        self._ip("link", "set", "dev", real, "type", "bridge", "ageing_time", str(int(aging_time_s) * 100))
+
+    def flush_learned(self, bridge: str) -> None:
+        """Drop the bridge's learned (dynamic) FDB entries; its own permanent ones stay."""
+        self._ip("link", "set", "dev", self.bridge_name(bridge), "type", "bridge", "fdb_flush")
 
     # ------------------------------------------------------------------ per-trial cost
 

@@ -166,6 +166,12 @@ class TrafficProfile:
     #: (its mean, rounded). Only a generator whose capabilities say ``frame_mix`` is given
     #: one. None: every frame is ``frame_size_bytes``.
     frame_mix: FrameMix | None = None
+    #: Generator ports that send nothing and where no stream is meant to arrive, whose
+    #: received bulk frames are counted (``TrialResult.rx_monitor_frames``): RFC 2889's
+    #: monitor port, where a learning switch floods a frame to an address it has not
+    #: learned. Only a generator that declares :attr:`GeneratorCapabilities.monitor_ports`
+    #: takes a profile with them.
+    monitor_ports: tuple[int, ...] = ()
 
     @property
     def mean_frame_size_bytes(self) -> float:
@@ -260,6 +266,9 @@ class GeneratorCapabilities:
     port_streams: bool = False
     #: Sends a profile's ``frame_mix`` (IMIX): its frames cycle through the mix's sizes.
     frame_mix: bool = False
+    #: Counts the bulk frames arriving at a profile's ``monitor_ports`` (RFC 2889's
+    #: flooding check, ``TrialResult.rx_monitor_frames``).
+    monitor_ports: bool = False
 
 
 @dataclass(frozen=True)
@@ -430,6 +439,10 @@ class TrialResult:
     #: from a generator that verifies what it receives; None when it does not verify. They
     #: are not in ``rx_frames``: a frame delivered wrong is a frame lost.
     rx_wrong_frames: int | None = None
+    #: Bulk frames counted at the profile's ``monitor_ports`` (frames a learning switch
+    #: flooded there); None when the profile has none or the generator does not count them.
+    #: Not in ``rx_frames`` and not loss: a flooded frame also reached its own port.
+    rx_monitor_frames: int | None = None
     #: How exactly a paced generator kept the load (None: it does not measure that).
     pacing: PacingStats | None = None
     #: What kind of invalid trial this is, set by the core's validity rules (one of

@@ -100,6 +100,10 @@ class VSwitch(Plugin):
     #: preflight refuses an overlay deployment (op2p) on a switch that does not list its
     #: encapsulation.
     tunnel_types: ClassVar[tuple[str, ...]] = ()
+    #: Forwards by MAC learning on request (:meth:`connect_learning`, :meth:`flush_learned`):
+    #: RFC 2889's address caching and learning tests need it; the preflight refuses them
+    #: on a switch that does not declare it.
+    supports_learning: ClassVar[bool] = False
 
     def plan_ports(self, kinds: Collection[str]) -> None:
         """Told before :meth:`start` which port kinds the topology will add, for what a
@@ -130,6 +134,21 @@ class VSwitch(Plugin):
             self.connect(bridge, spokes[0][0], hub)
             return
         raise PluginError(f"{self.name or type(self).__name__} cannot forward {len(spokes)} ports to one")
+
+    def connect_learning(self, bridge: str, ports: Sequence[SwitchPort], *, aging_time_s: int,
+                         table_size: int | None = None) -> None:
+        """Forward between ``ports`` by MAC learning, as an Ethernet switch does: learn each
+        frame's source address on its input port, send a frame to a learned address out of
+        that port only, flood one to an unknown address to every other port. Learned
+        addresses stay ``aging_time_s`` seconds; ``table_size`` (None: the switch's default)
+        is how many it may hold, where the switch has such a limit. Only on a switch that
+        declares :attr:`supports_learning`."""
+        raise PluginError(f"{self.name or type(self).__name__} does not forward by MAC learning")
+
+    def flush_learned(self, bridge: str) -> None:
+        """Forget every address learned on ``bridge`` (RFC 2889: each iteration starts
+        from an empty address table)."""
+        raise PluginError(f"{self.name or type(self).__name__} does not forward by MAC learning")
 
     def install_rules(self, bridge: str, rules_file: Path) -> int:
         """Install the rules in ``rules_file`` in one transaction; return how many.

@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from vsbench.results.rfc2889_model import Rfc2889Result
+
 from vsbench.interfaces.traffic import (
     DirectionCounters,
     LatencyHistogram,
@@ -35,8 +37,8 @@ from vsbench.interfaces.traffic import (
 #: (:meth:`vsbench.interfaces.trafficgen.TrafficGenerator.measure_latency_floor`).
 #: ``calibration`` is the unpaced trial that measures the generator's ceiling at a frame
 #: size (:mod:`vsbench.measurement.ceiling`).
-TrialRole = Literal["warmup", "search", "final", "continuous", "floor", "tcp", "calibration"]
-TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor", "tcp", "calibration")
+TrialRole = Literal["warmup", "search", "final", "continuous", "floor", "tcp", "calibration", "learning"]
+TRIAL_ROLES: tuple[str, ...] = ("warmup", "search", "final", "continuous", "floor", "tcp", "calibration", "learning")
 TRIAL_SCHEMA_ID = "vsbench.trial/1"
 RESULTS_SCHEMA_ID = "vsbench.results/1"
 
@@ -127,6 +129,7 @@ class TrialRecord:
             "switch": _jsonable(self.switch),
             **({"burst_frames": int(r.burst_frames)} if r.burst_frames is not None else {}),
             **({"rx_wrong_frames": int(r.rx_wrong_frames)} if r.rx_wrong_frames is not None else {}),
+            **({"rx_monitor_frames": int(r.rx_monitor_frames)} if r.rx_monitor_frames is not None else {}),
             **({"pacing": r.pacing.to_json()} if r.pacing is not None else {}),
             **({"invalid_kind": r.invalid_kind} if not r.valid and r.invalid_kind else {}),
             **({"warmup": _jsonable(self.warmup)} if self.warmup else {}),
@@ -168,6 +171,7 @@ class TrialRecord:
             generator_stats=dict(doc.get("generator_stats") or {}),
             burst_frames=None if doc.get("burst_frames") is None else int(doc["burst_frames"]),
             rx_wrong_frames=None if doc.get("rx_wrong_frames") is None else int(doc["rx_wrong_frames"]),
+            rx_monitor_frames=None if doc.get("rx_monitor_frames") is None else int(doc["rx_monitor_frames"]),
             pacing=None if doc.get("pacing") is None else PacingStats.from_json(doc["pacing"]),
             invalid_kind=None if doc.get("valid", True) else doc.get("invalid_kind"),
         )
@@ -523,6 +527,9 @@ class FrameSizeResult:
     #: delivered them over every trial of this frame size (None: nothing was verified).
     outer_frame_size_bytes: int | None = None
     rx_wrong_frames: int | None = None
+    #: RFC 2889 traffic types (``rfc2889_*``): forwarding rate, learning rate or caching
+    #: capacity (:mod:`vsbench.results.rfc2889_model`); None otherwise.
+    rfc2889: Rfc2889Result | None = None
     #: Traffic type ``tcp``: the TCP workload's figures (None for frame trials).
     tcp: TcpPoint | None = None
     sweep: list[SweepStep] = field(default_factory=list)

@@ -15,7 +15,7 @@ from typing import Any
 
 from vsbench.interfaces.frame_mix import FrameMix
 from vsbench.interfaces.traffic import CAVEAT_LATE, line_rate_fps
-from vsbench.results import frame_mix_figures, summary, writers
+from vsbench.results import frame_mix_figures, recompute_rfc2889, summary, writers
 from vsbench.results.model import ReportedPoint, TrialRecord
 from vsbench.results.trial_log import read_trials
 
@@ -26,8 +26,8 @@ POINT_FIELDS = (
 )
 LATENCY_FIELDS = ("samples", "min_ns", "avg_ns", "max_ns", "probes_sent")
 TALLY_FIELDS = ("trial_count", "invalid_trial_count", "trial_seconds", "effective_seconds")
-#: Points read off one trial like ``continuous`` (burst and load_sweep).
-FIXED_POINT_NAMES = ("burst", summary.SWEEP_ZERO_LOSS, summary.SWEEP_MAX_RX)
+#: Points read off one trial like ``continuous`` (burst, load_sweep, rfc2889_forwarding).
+FIXED_POINT_NAMES = ("burst", summary.SWEEP_ZERO_LOSS, summary.SWEEP_MAX_RX, "FRMOL", "MFR")
 BURST_FIELDS = ("burst_frames", "tx_frames", "rx_frames", "lost_frames", "loss_ratio", "send_time_s",
                 "burst_rate_fps", "valid")
 SWEEP_FIELDS = ("offered_load_fps", "tx_fps", "rx_fps", "loss_ratio", "lost_frames", "valid")
@@ -83,6 +83,7 @@ def verify_traffic_types(fs: dict, trials: list[TrialRecord], own: set[int], whe
         again = summary.sweep_step(rec, step["percent"])
         steps.append(again)
         _compare(f"{where} sweep {step['percent']:g}%", SWEEP_FIELDS, step, again, problems)
+    problems.extend(recompute_rfc2889.verify(fs, trial, where))  # RFC 2889 steps and iterations
     if fs.get("sweep"):
         chosen = summary.sweep_selection(steps)
         for point in fs.get("points") or []:

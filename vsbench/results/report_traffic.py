@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from vsbench.results import report_page as h
 from vsbench.results import report_plots
+from vsbench.results import report_rfc2889
 from vsbench.results.page_model import Details, Heading, Paragraph, compact
 from vsbench.results.report_data import finite
 
@@ -32,6 +33,7 @@ def sections(test: Mapping[str, Any]) -> list[Any]:
     if any(fs.get("sweep") for fs in frames):
         parts.append(sweep_figure_html(test))
         parts.append(sweep_table(test))
+    parts.extend(report_rfc2889.sections(test))  # rfc2889_forwarding, _learning, _caching
     return compact(parts)
 
 

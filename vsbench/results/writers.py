@@ -80,7 +80,11 @@ RUN_CONFIG_SCHEMA_ID = "vsbench.run-config/1"
 #: (IMIX): ``frame_mix`` (its name; ``frame_size_bytes`` is then its mean rounded),
 #: ``mean_frame_size_bytes`` (what the bit rates are at), ``mix_sizes`` (``64:7/570:4/1518:1``,
 #: size:weight) and ``mix_throughput_fps`` (``64:700/570:400/1518:100``, each size's fps
-#: at the row's throughput).
+#: at the row's throughput); RFC 2889
+#: (``rfc2889_*`` traffic types): ``forwarding_rate_fps`` (FRMOL) and
+#: ``max_forwarding_rate_fps`` (MFR), ``learning_rate_addresses_per_s``,
+#: ``caching_capacity_addresses`` and ``flooded_frames`` (test frames flooded to the monitor
+#: port at the lowest failing value of the address search).
 CSV_COLUMNS: tuple[str, ...] = (
     "run_id",
     "testcase",
@@ -157,6 +161,11 @@ CSV_COLUMNS: tuple[str, ...] = (
     "mean_frame_size_bytes",
     "mix_sizes",
     "mix_throughput_fps",
+    "forwarding_rate_fps",
+    "max_forwarding_rate_fps",
+    "learning_rate_addresses_per_s",
+    "caching_capacity_addresses",
+    "flooded_frames",
 )
 
 
@@ -285,6 +294,11 @@ def csv_row(run_id: str, test: TestResult, fs: FrameSizeResult) -> dict[str, str
         values["latency_valid"] = latency_trial is None or latency_trial.valid
         if latency_trial is not None and not latency_trial.valid:
             values["latency_invalid_reason"] = latency_trial.invalid_reason or "not sent as asked"
+    if fs.rfc2889 is not None:  # RFC 2889: frames/s, addresses/s, addresses, frames
+        r = fs.rfc2889
+        values.update({"forwarding_rate_fps": r.forwarding_rate_fps, "max_forwarding_rate_fps": r.max_forwarding_rate_fps,
+                       "learning_rate_addresses_per_s": r.learning_rate_addresses_per_s,
+                       "caching_capacity_addresses": r.caching_capacity_addresses, "flooded_frames": r.flooded_frames})
     if fs.tcp is not None:
         values.update({"tcp_gbps": fs.tcp.gbps, "tcp_retransmits": fs.tcp.retransmits,
                        "tcp_cores_per_gbps": fs.tcp.cores_per_gbps})

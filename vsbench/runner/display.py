@@ -155,6 +155,12 @@ class RunDisplay:
             self.console.print(f"  {fs.frame_size_bytes} B {back2back_text(fs)} in {fs.trial_count} trials",
                                style="green", highlight=False)
             return
+        if fs.status == "complete" and fs.rfc2889 is not None:
+            from vsbench.runner.traffic_rfc2889 import line as rfc2889_line
+
+            self.console.print(f"  {fs.frame_size_bytes} B {rfc2889_line(fs)} in {fs.trial_count} trials",
+                               style="green", highlight=False, markup=False)
+            return
         if fs.status == "complete" and fs.tcp is not None:
             from vsbench.runner.traffic_tcp import tcp_line
 

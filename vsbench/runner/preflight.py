@@ -130,6 +130,7 @@ def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
     traffic = config.get("traffic") or {}
     try:
         traffic_types.check(traffic)
+        traffic_types._rfc2889.check_plan(config)  # RFC 2889: its settings and its deployment
         traffic_types._tcp.check_deployment(config, deployment)  # tcp.clients, TCP-only topologies
         sizes = profiles.frame_sizes(traffic)
         if traffic.get("type") == traffic_types._tcp.KIND:  # a TCP plan's frame size is its MTU's
@@ -153,6 +154,7 @@ def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
     if deployment.uses_vswitch:
         _check_rule_set_support(config, classes["vswitch"], where)
         _check_meter_support(config, classes["vswitch"], where)
+        _check_learning_support(config, classes["vswitch"], deployment, where)
     else:
         _check_no_switch_settings(config, deployment.name, where)
     try:
@@ -247,6 +249,19 @@ def _check_meter_support(config: Mapping[str, Any], switch: type[Plugin], where:
         f"{where}vswitch {name} cannot put a meter on its forwarding path, but dut.meter_pps={requested} "
         f"asks for one ({hint}, or leave dut.meter_pps unset)"
     )
+
+
+def _check_learning_support(config: Mapping[str, Any], switch: type[Plugin], deployment: type[Deployment],
+                            where: str) -> None:
+    """A learning topology (RFC 2889's p2p_learning) on a switch that does not declare
+    ``supports_learning`` is refused: it would forward by its own rules and every address
+    test would "fail" for a reason that is not learning."""
+    if deployment.name != "p2p_learning" or getattr(switch, "supports_learning", False) is True:
+        return
+    able = _switches_declaring("supports_learning")
+    raise PreflightError(f"{where}vswitch {switch.name} does not forward by MAC learning; "
+                         f"{(config.get('test') or {}).get('name') or 'this test'} needs a switch that learns "
+                         f"(use --vswitch {' or '.join(able) or 'a learning switch'})")
 
 
 def rule_set_switches() -> list[str]:

@@ -490,6 +490,7 @@ class Run:
                     ceilings=self.ceilings,
                     testbed_key=(deployment.name, getattr(deployment.vswitch, "name", None),
                                  getattr(getattr(deployment, "vnf", None), "name", None), repr(config.get("dut"))),
+                    ports=tuple(ports), deployment=deployment,
                 )
                 run_traffic_type(job)
                 if profile.frame_mix is not None:  # each size's share of the aggregate figures

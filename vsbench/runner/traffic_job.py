@@ -53,6 +53,11 @@ class FrameSizeJob:
     #: What the ceiling depends on besides the frame size (the testbed and switch behind
     #: the port); the runner sets it.
     testbed_key: tuple = ()
+    #: The generator ports and the deployment as built: a traffic type that reconfigures
+    #: the generator between phases (RFC 2889's learning and test frames) or asks the
+    #: topology for something (emptying the address table) needs them.
+    ports: tuple = ()
+    deployment: Any = None
 
     @property
     def traffic(self) -> Mapping[str, Any]:

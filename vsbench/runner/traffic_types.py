@@ -39,6 +39,7 @@ from vsbench.results.model import FrameSizeResult, GeneratorFloor, LatencyPoint,
 
 from vsbench.runner import traffic_tcp as _tcp  # tcp
 from vsbench.runner import traffic_types_extra as _extra  # back2back, burst, load_sweep
+from vsbench.runner import traffic_rfc2889 as _rfc2889  # rfc2889_forwarding, _learning, _caching
 from vsbench.runner.traffic_job import (  # noqa: F401 -- re-exported: the shared job API
     TrafficTypeError,
     FrameSizeJob,
@@ -245,3 +246,4 @@ def check_generator(traffic: Mapping[str, Any], generator_cls: type) -> None:
 
 TRAFFIC_TYPES.update(_extra.TYPES)
 TRAFFIC_TYPES[_tcp.KIND] = _tcp.tcp_workload
+TRAFFIC_TYPES.update(_rfc2889.TYPES)

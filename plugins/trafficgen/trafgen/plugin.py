@@ -227,6 +227,10 @@ class Trafgen(TrafficGenerator):
     #: start of the trial; None otherwise.
     _streamcount: Any = None
     _streams_before: dict[str, list[int]] | None = None
+    #: Interfaces of the profile's monitor ports and the bulk frames counted there in the
+    #: last trial (RFC 2889's flooding check; TrialResult.rx_monitor_frames).
+    _monitors: tuple[str, ...] = ()
+    _monitor_frames: int | None = None
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
@@ -301,6 +305,7 @@ class Trafgen(TrafficGenerator):
             ceiling_share=CEILING_SHARE[self.cfg["engine"]],
             port_streams=True,
             frame_mix=self.cfg["engine"] in MIX_ENGINES,
+            monitor_ports=True,
         )
 
     def version(self) -> dict[str, str]:
@@ -430,8 +435,10 @@ class Trafgen(TrafficGenerator):
         if tunnels:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
         self._open_size_counter(netns, directions, profile, tunnels)
+        monitors = self._monitor_ifaces(profile, ports)
+        self._monitors = monitors
         if profile.streams is not None and not tunnels:
-            self._open_stream_counter(netns, directions)
+            self._open_stream_counter(netns, directions, monitors)
         elif self._streamcount is not None:  # plain pair, or streams each on ports of their own (tunnels)
             self._streamcount.close()
             self._streamcount = None
@@ -511,14 +518,31 @@ class Trafgen(TrafficGenerator):
         except OSError as exc:
             raise PluginError(f"trafgen: cannot count received frames per size: {exc}") from None
 
-    def _open_stream_counter(self, netns: str, directions: list[_Direction]) -> None:
-        """Count each stream's frames on every port that receives any (:mod:`.streamcount`)."""
+    @staticmethod
+    def _monitor_ifaces(profile: TrafficProfile, ports: list[GeneratorPort]) -> tuple[str, ...]:
+        """The interfaces of the profile's monitor ports (RFC 2889's flooding check): only
+        with port-to-port streams (their counter tells a stream's frames apart), never a
+        port a stream sends from or is meant to arrive at."""
+        if not profile.monitor_ports:
+            return ()
+        if profile.streams is None or profile.encapsulation is not None:
+            raise PluginError("trafgen counts monitor ports only with a plain port-to-port streams profile")
+        used = {s.tx_port for s in profile.streams} | {s.rx_port for s in profile.streams}
+        for index in profile.monitor_ports:
+            if not 0 <= index < len(ports) or index in used:
+                raise PluginError(f"trafgen: monitor port {index} is not a port of the profile's that no stream uses")
+        return tuple(ports[i].iface for i in profile.monitor_ports)
+
+    def _open_stream_counter(self, netns: str, directions: list[_Direction], monitors: tuple[str, ...] = ()) -> None:
+        """Count each stream's frames on every port that receives any, and on the monitor
+        ports (:mod:`.streamcount`)."""
         from vsbench_plugins.trafficgen.trafgen.streamcount import StreamCounter, StreamCountError
 
         if self._streamcount is not None:
             self._streamcount.close()
             self._streamcount = None
-        ifaces = list(dict.fromkeys(d.rx.iface for d in directions))
+        self._monitors = monitors
+        ifaces = list(dict.fromkeys([*(d.rx.iface for d in directions), *monitors]))
         try:
             self._streamcount = StreamCounter(netns, ifaces, len(directions))
         except (StreamCountError, OSError) as exc:
@@ -716,7 +740,7 @@ class Trafgen(TrafficGenerator):
             for p in (d.tx, d.rx):
                 if p.iface not in names:
                     names.append(p.iface)
-        return names
+        return names + [m for m in self._monitors if m not in names]
 
     def _read_counters(self) -> dict[str, LinkCounters]:
         assert self._reader is not None
@@ -925,6 +949,7 @@ class Trafgen(TrafficGenerator):
             generator_stats=stats,
             pacing=pacing,
             rx_wrong_frames=rx_wrong,
+            rx_monitor_frames=self._monitor_frames if self._monitors else None,
         )
 
     def _subtract_wrong(self, result_dirs: list[DirectionCounters], stats: dict[str, Any]
@@ -1074,6 +1099,8 @@ class Trafgen(TrafficGenerator):
         sending port sent (or its peer dropped) since ``before`` (a streams profile: the
         receiving ports together, as many as the sending ports sent)."""
         now = self._read_counters()
+        if self._monitors:  # a flooded frame reaches its own port and the monitor: wait the whole drain
+            return False
         if self._streamcount is not None:
             sent = sum((now[i] - before[i]).tx_packets + (now[i] - before[i]).tx_dropped
                        for i in dict.fromkeys(d.tx.iface for d in self._directions))
@@ -1133,10 +1160,16 @@ class Trafgen(TrafficGenerator):
             for k, d in enumerate(mine):
                 sent[d.index] = share + (1 if k < extra else 0)
         wrong = 0
+        monitored = 0
         ports = []
         for iface, per_stream in counts.items():
             delta = after[iface] - before[iface]
             elsewhere = sum(n for j, n in enumerate(per_stream) if self._directions[j].rx.iface != iface)
+            if iface in self._monitors:  # flooded there: counted apart, not a wrong delivery
+                monitored += elsewhere
+                ports.append({"rx_iface": iface, "monitor": True, "rx_packets": delta.rx_packets,
+                              "monitor_frames": elsewhere})
+                continue
             wrong += elsewhere
             probes = probe_outcome.rx_frames if probe_outcome is not None and probe_outcome.rx_iface == iface else 0
             ports.append({"rx_iface": iface, "rx_packets": delta.rx_packets, "rx_dropped": delta.rx_dropped,
@@ -1150,6 +1183,7 @@ class Trafgen(TrafficGenerator):
                                                  tx_frames=sent[d.index], rx_frames=received))
             stats["directions"].append({"tx_iface": d.tx.iface, "rx_iface": d.rx.iface, "stream": d.index})
         stats["stream_ports"] = ports
+        self._monitor_frames = monitored if self._monitors else None
         return result_dirs, wrong
 
     # -- trial steps ---------------------------------------------------------------------

@@ -51,6 +51,7 @@ class OvsSwitchBase(VSwitch):
     #: every OvS flavour installs ``dut.rules`` rule sets (:meth:`install_rules`, one bundle)
     supports_rule_sets: ClassVar[bool] = True
     supports_meters: ClassVar[bool] = True
+    supports_learning: ClassVar[bool] = True
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
@@ -290,6 +291,39 @@ class OvsSwitchBase(VSwitch):
         flow_file = self.instance.paths.run_dir / f"connect-{bridge}-hub-{hub.number}.flows"  # type: ignore[union-attr]
         flows.write_flow_file(flow_file, lines)
         self.ctl.add_flows_bundle(self.bridge_name(bridge), flow_file)
+
+    def connect_learning(self, bridge: str, ports: Sequence[SwitchPort], *, aging_time_s: int,
+                         table_size: int | None = None) -> None:
+        """One ``actions=NORMAL`` flow: OvS's own MAC-learning switch between the bridge's
+        ports (the port-to-port flows of :meth:`connect` would forward without learning).
+        ``other_config:mac-aging-time`` (OvS default 300 s) and, when given,
+        ``mac-table-size`` (OvS default 8192) go on the Bridge record. A rule set
+        (``dut.rules``) or a meter describes port-to-port forwarding and is refused."""
+        if self.rule_set() is not None or self.meter_pps() is not None:
+            raise PluginError("dut.rules and dut.meter_pps describe port-to-port forwarding; a learning bridge "
+                              "takes neither")
+        real = self.bridge_name(bridge)
+        columns = [f"other_config:mac-aging-time={int(aging_time_s)}"]
+        if table_size is not None:
+            columns.append(f"other_config:mac-table-size={int(table_size)}")
+        self.ctl.vsctl("set", "Bridge", real, *columns)
+        names = {p.name for p in self._ports[bridge]}
+        missing = [p.name for p in ports if p.name not in names]
+        if missing:
+            raise PluginError(f"port(s) {', '.join(missing)} not in bridge {real}")
+        flow_file = self.instance.paths.run_dir / f"connect-{bridge}-normal.flows"  # type: ignore[union-attr]
+        flows.write_flow_file(flow_file, ["priority=1,actions=NORMAL"])
+        self.ctl.add_flows_bundle(real, flow_file)
+
+    def flush_learned(self, bridge: str) -> None:
+        """``ovs-appctl fdb/flush`` (the bridge's MAC table emptied), then
+        ``revalidator/purge`` (every datapath flow removed). Without the purge a frame of
+        an earlier iteration's megaflow keeps hitting it and never reaches the slow path,
+        where OvS learns: measured, a 1000 fps iteration after a 470 kfps one had all
+        1024 test frames flooded, the addresses being learned only at the revalidators'
+        next round (every ``max_revalidator_ms``)."""
+        self.ctl.appctl("fdb/flush", self.bridge_name(bridge))
+        self.ctl.appctl("revalidator/purge")
 
     def _install_rule_set(self, bridge: str, spec: rulesets.RuleSetSpec, a: SwitchPort, b: SwitchPort) -> None:
         directions = rulesets.default_directions(a.number, b.number, spec.bidirectional)
