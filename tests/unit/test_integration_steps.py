@@ -177,3 +177,32 @@ def test_a_skipped_test_is_skipped_in_junit():
                                      "detail": "cannot"}]}]}
     cases = integration_cases.step_cases(results)
     assert [c.status for c in cases] == ["passed", "skipped"]
+
+
+def test_ovs_flow_text_of_a_step_flow():
+    from vsbench.interfaces.vswitch import FlowSpec, PortSpec, SwitchPort
+    from vsbench_plugins.vswitch.ovs.switch import openflow_match, openflow_text
+
+    out = SwitchPort("p1", 2, PortSpec("physical", "p1"))
+    flow = FlowSpec({"in_port": 1, "eth_dst": "02:00:00:00:00:02", "eth_type": 2048}, out, priority=200)
+    assert openflow_text(flow) == "priority=200,in_port=1,dl_dst=02:00:00:00:00:02,dl_type=0x0800,actions=output:2"
+    assert openflow_match(flow, priority=True) == "priority=200,in_port=1,dl_dst=02:00:00:00:00:02,dl_type=0x0800"
+    assert openflow_text(FlowSpec({"eth_src": "02:00:00:00:00:01"})) == \
+        "priority=100,dl_src=02:00:00:00:00:01,actions=drop"
+
+
+def test_the_linux_bridge_says_which_flows_it_cannot_hold(tmp_path):
+    from vsbench.interfaces.plugin import PluginContext
+    from vsbench.interfaces.vswitch import FlowSpec, PortSpec, SwitchCannot, SwitchPort
+    from vsbench.system.resources import ResourceStack
+    from vsbench_plugins.vswitch.linux_bridge import LinuxBridge
+
+    switch = LinuxBridge(PluginContext("abcdef", {}, tmp_path, ResourceStack()))
+    switch._bridges["br0"] = "vsbabcdefbr0"
+    out = SwitchPort("p1", 2, PortSpec("physical", "p1"))
+    assert switch._fdb_entry("br0", FlowSpec({"eth_dst": "02:00:00:00:00:AB"}, out)) == ("02:00:00:00:00:ab", "p1")
+    for flow, what in ((FlowSpec({"eth_dst": "02:00:00:00:00:02", "in_port": 1}, out), "match on in_port"),
+                       (FlowSpec({"eth_dst": "02:00:00:00:00:02"}), "drop"),
+                       (FlowSpec({"eth_type": 2048}, out), "match on eth_type")):
+        with pytest.raises(SwitchCannot, match=what):
+            switch._fdb_entry("br0", flow)
