@@ -283,7 +283,8 @@ class LinuxBridge(VSwitch):
         self.bridge_name(bridge)
         other = sorted(set(flow.match) - {"eth_dst"})
         if other or "eth_dst" not in flow.match or flow.output is None:
-            what = f"match on {', '.join(other)}" if other else ("drop" if flow.output is None else "flow without eth_dst")
+            what = (f"match on {', '.join(other)}" if other
+                    else "drop" if flow.output is None else "add a flow without eth_dst")
             raise SwitchCannot(f"linux_bridge cannot {what}: its flows are static FDB entries "
                               "(eth_dst -> output port)")
         return str(flow.match["eth_dst"]).lower(), flow.output.name

@@ -437,8 +437,10 @@ class Run:
         if checked.deployment.name == "clean":  # an integration testcase: its steps build the topology
             from vsbench.runner.integration import execute as integration
 
+            steps_trials = TrialRunner(generator, self.sink, TrialIdentity(self.run_id, index, plan.label), collectors,
+                                       vswitch=deployment.vswitch)
             integration.run_plan(test, config, deployment, generator, ports, self.run_id, self.display.note,
-                                 self.write_results)
+                                 self.write_results, steps_trials)
             return
         cpus = placement.cpu_plan(deployment.vswitch, generator, vnfs)
         test.cpu_plan, test.cpu_oversubscribed = cpus.to_dict(), cpus.oversubscribed
@@ -651,7 +653,8 @@ class Run:
             vswitch=checked.classes["vswitch"].name if "vswitch" in checked.classes else "none",
             vnf=checked.classes["vnf"].name if "vnf" in checked.classes else "",
             trafficgen=checked.classes["trafficgen"].name,
-            traffic_type="integration" if checked.deployment.name == "clean" else str(traffic.get("type", "rfc2544_throughput")),
+            traffic_type=("integration" if checked.deployment.name == "clean"
+                          else str(traffic.get("type", "rfc2544_throughput"))),
             link_gbps=float((config.get("testbed") or {}).get("link_gbps") or 0) or None,
             bidirectional=bool(traffic.get("bidirectional", True)),
             flows=int(traffic.get("flows") or 1),

@@ -54,8 +54,12 @@ class StepRunner:
 
     def __init__(self, vswitch: VSwitch, dut_ports: Sequence[PortSpec], generator: TrafficGenerator,
                  generator_ports: Sequence[GeneratorPort], run_id: str, dut_netns: str | None,
-                 on_step: Callable[[StepResult], None] | None = None) -> None:
+                 on_step: Callable[[StepResult], None] | None = None, trials: Any = None) -> None:
         self.vswitch = vswitch
+        #: The plan's :class:`~vsbench.measurement.trial_runner.TrialRunner`: a step's trial
+        #: goes through the core's validity rules into trials.jsonl (role ``continuous``, a
+        #: fixed-rate trial); None calls the generator directly (unit tests).
+        self.trials = trials
         self.dut_ports = list(dut_ports)
         self.generator = generator
         self.generator_ports = list(generator_ports)
@@ -219,7 +223,11 @@ class StepRunner:
         profile = TrafficProfile(frame_size_bytes=int(o.get("frame_size", 64)), flows=1,
                                  bidirectional=bool(o.get("bidirectional", False)), fields=TRAFFIC_FIELDS)
         self.generator.configure(profile, ends)
-        trial = self.generator.run_trial(rate, duration)
+        if self.trials is not None:
+            self.trials.frame_size_bytes = profile.frame_size_bytes
+            trial = self.trials.run(rate, duration, role="continuous").result
+        else:
+            trial = self.generator.run_trial(rate, duration)
         if not trial.valid:
             raise StepError(f"the generator did not send as asked ({trial.invalid_reason}); not a verdict "
                             "on the switch")
@@ -291,7 +299,7 @@ def _line(exc: BaseException) -> str:
 
 def run_plan(test: Any, config: Mapping[str, Any], deployment: Any, generator: TrafficGenerator,
              ports: Sequence[GeneratorPort], run_id: str, note: Callable[..., None],
-             persist: Callable[[], None]) -> None:
+             persist: Callable[[], None], trials: Any = None) -> None:
     """Run the plan's steps (``config["test"]["steps"]``) on the built ``clean``
     deployment; record them in ``test.steps`` (persisted after each); raise
     :class:`StepFailed` naming the first step that failed, or mark the test ``not-run``
@@ -310,7 +318,7 @@ def run_plan(test: Any, config: Mapping[str, Any], deployment: Any, generator: T
         persist()
 
     runner = StepRunner(deployment.vswitch, deployment.dut_ports, generator, ports, run_id,
-                        deployment.testbed.dut_netns if deployment.testbed else None, on_step)
+                        deployment.testbed.dut_netns if deployment.testbed else None, on_step, trials)
     results, failure, skipped = runner.run(steps)
     test.steps = results
     if failure:
