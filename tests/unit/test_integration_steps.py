@@ -83,6 +83,8 @@ def test_reference_syntax(text, ref):
       {"connect": {"bridge": "br0", "a": "${p}", "b": "${f}"}}], "made a port"),
     ([{"check_counters": {"left": "${x}", "op": ">", "right": 0}}], "names no earlier step"),
     ([{"wait": {"seconds": 1}, "add_bridge": {"bridge": "br0"}}], "exactly one of"),
+    ([{"link_counters": {"port": 3}}], "the testbed has 2 port(s)"),
+    ([{"check_counters": {"left": 1, "minus": 1, "op": ">", "right": 0}}], "minus goes with a counter"),
 ])
 def test_bad_step_lists_are_one_line_errors_naming_the_step(steps, message):
     with pytest.raises(StepError) as err:
@@ -126,6 +128,11 @@ def test_compare(left, op, right, factor, holds):
     ok, text = compare(left, op, right, factor)
     assert ok is holds
     assert op in text
+
+
+def test_compare_subtracts_a_baseline():
+    assert compare(5100, ">=", 5000, 0.99, minus=100) == (True, "5100 - 100 (= 5000) >= 5000 * 0.99 (= 4950)")
+    assert compare(5000, ">=", 5000, 0.99, minus=100)[0] is False
 
 
 def test_every_shipped_integration_testcase_is_valid_and_resolves():

@@ -14,6 +14,7 @@ testcase with that reason: it is not a failure of the switch.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -243,11 +244,24 @@ class StepRunner:
         values.update(self.vswitch.port_counters(step.options["bridge"], port))
         return f"{port.name}: " + ", ".join(f"{k} {v}" for k, v in values.items())
 
+    def _link_counters(self, step: Step, values: dict[str, Any]) -> str:
+        """The kernel's counters of the DUT end of a testbed link (``ip -s -j link``): what
+        left or reached the switch's port on the wire, whatever the switch counts itself."""
+        iface = self.dut_ports[step.options["port"]].iface
+        proc = commands.run(["ip", "-s", "-j", "link", "show", "dev", str(iface)], netns=self.dut_netns,
+                            timeout_s=10)
+        stats = json.loads(proc.stdout)[0].get("stats64", {})
+        values.update({f"{d}_{k}": int(stats.get(d, {}).get(k, 0)) for d in ("rx", "tx")
+                       for k in ("packets", "bytes", "dropped")})
+        return f"{iface}: " + ", ".join(f"{k} {v}" for k, v in values.items())
+
     def _check_counters(self, step: Step, values: dict[str, Any]) -> str:
         o = step.options
         left, right = self._resolve(o["left"]), self._resolve(o["right"])
-        holds, text = compare(left, o["op"], right, o.get("factor"))
-        text = f"{o['left']} {o['op']} {o['right']}" + (f" * {o['factor']}" if "factor" in o else "") + f": {text}"
+        minus = self._resolve(o["minus"]) if "minus" in o else None
+        holds, text = compare(left, o["op"], right, o.get("factor"), minus)
+        text = (f"{o['left']}" + (f" - {o['minus']}" if "minus" in o else "") + f" {o['op']} {o['right']}"
+                + (f" * {o['factor']}" if "factor" in o else "") + f": {text}")
         if not holds:
             raise _CheckFailed(f"{text} does not hold")
         return text

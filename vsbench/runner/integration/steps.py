@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 STEP_KINDS = ("add_bridge", "delete_bridge", "add_port", "delete_port", "add_flow", "delete_flow", "connect",
-              "send_traffic", "port_counters", "check_counters", "check_dump", "check_command", "wait")
+              "send_traffic", "port_counters", "link_counters", "check_counters", "check_dump", "check_command",
+              "wait")
 
 #: What ``${step}`` is (the object a step made), by step kind; None: only fields.
 RESULT_OBJECTS = {"add_port": "port", "add_flow": "flow"}
@@ -28,6 +29,7 @@ RESULT_FIELDS: dict[str, tuple[str, ...]] = {
     "add_port": ("name", "number", "iface"),
     "send_traffic": ("tx_frames", "rx_frames", "rx_wrong_frames", "tx_fps"),
     "port_counters": ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped"),
+    "link_counters": ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_dropped", "tx_dropped"),
 }
 
 #: Tools a ``check_command`` step may run (argv[0]), in the DUT namespace, without a shell.
@@ -164,11 +166,15 @@ def parse_steps(raw: Sequence[Mapping[str, Any]], testbed_ports: int = 2) -> lis
             if ends[0] == ends[1] or max(ends) >= testbed_ports:
                 raise StepError(f"{where}: from_port and to_port must be two of the testbed's "
                                 f"{testbed_ports} ports")
+        if kind == "link_counters" and options["port"] >= testbed_ports:
+            raise StepError(f"{where}: port {options['port']}: the testbed has {testbed_ports} port(s)")
         if kind == "check_counters":
-            for side in ("left", "right"):
-                ref = options[side]
+            for side in ("left", "right", "minus"):
+                ref = options.get(side)
                 if isinstance(ref, Ref) and ref.field is None:
                     raise StepError(f"{where}: {side} must be a number or ${{step.field}}")
+            if not isinstance(options.get("left"), Ref) and "minus" in options:
+                raise StepError(f"{where}: minus goes with a counter on the left")
         steps.append(Step(index, kind, name, options))
         if name is not None:
             kinds_by_name[name] = kind
@@ -240,12 +246,18 @@ COMPARATORS = {
 }
 
 
-def compare(left: float, op: str, right: float, factor: float | None = None) -> tuple[bool, str]:
-    """(holds, the check written out with its values) for a ``check_counters`` step. Pure."""
+def compare(left: float, op: str, right: float, factor: float | None = None,
+            minus: float | None = None) -> tuple[bool, str]:
+    """(holds, the check written out with its values) for a ``check_counters`` step:
+    ``left [- minus] op right [* factor]``. Pure."""
     if left is None or right is None:
         return False, f"{left} {op} {right}: a counter the switch or generator does not report"
+    text = _num(left)
+    if minus is not None:
+        left = left - minus
+        text = f"{text} - {_num(minus)} (= {_num(left)})"
     target = right * factor if factor is not None else right
-    text = f"{_num(left)} {op} {_num(right)}" + (f" * {factor} (= {_num(target)})" if factor is not None else "")
+    text += f" {op} {_num(right)}" + (f" * {factor} (= {_num(target)})" if factor is not None else "")
     return bool(COMPARATORS[op](left, target)), text
 
 
