@@ -78,7 +78,7 @@ def test_a_wrong_flow_fails_with_the_step_named(tmp_path, vswitch, case):
     assert test["status"] == "failed"
     assert "step 6 check_counters rx_ok failed" in test["error"]
     by_name = {s["name"]: s for s in test["steps"] if s["name"]}
-    assert by_name["t1"]["status"] == "passed" and by_name["t1"]["values"]["tx_frames"] >= 9000
+    assert by_name["t1"]["status"] == "passed" and by_name["t1"]["values"]["tx_frames"] >= 4500
     assert by_name["t1"]["values"]["rx_frames"] < 0.01 * by_name["t1"]["values"]["tx_frames"]
     assert by_name["rx_ok"]["status"] == "failed"
     assert test["steps"][-1]["status"] == "not-run"  # the delete_bridge after it ...
