@@ -14,7 +14,7 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 #: (folder in the checkout, file pattern): what vsbench reads at run time.
-DATA = (("conf", "*.yaml"), ("testcases", "*.yaml"), ("suites", "*.yaml"), ("suites/references", "*.yaml"),
+DATA = (("conf", "*.yaml"), ("testcases", "*.yaml"), ("testcases/integration", "*.yaml"), ("suites", "*.yaml"), ("suites/references", "*.yaml"),
         ("tools/packages", "*.txt"))
 
 

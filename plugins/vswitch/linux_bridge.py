@@ -26,6 +26,13 @@ VTEP address and MAC, the far VTEP is its remote and a permanent neighbour (noth
 ARPed), and it learns nothing from what it decapsulates (``nolearning``). The kernel
 encapsulates and decapsulates in the same softirq work that bridges.
 
+Integration steps (``deployment: clean``): a ``tap`` port is a kernel tap device the plugin
+creates and enslaves (nothing serves its other side: a vport that exists, not a guest);
+a *flow* is a static FDB entry (``bridge fdb replace MAC dev PORT master static``): the
+bridge's only per-destination forwarding entry, so a flow here matches ``eth_dst`` and
+outputs to one port, nothing else (no ``in_port``, ``eth_type``, drop). Frames to a
+MAC whose entry names their own ingress port are dropped, as for a learned one.
+
 The forwarding cost is kernel softirq time (see vsbench.system.cpu), not a thread:
 :meth:`threads` is empty.
 """
@@ -35,10 +42,12 @@ from __future__ import annotations
 import json
 import logging
 import platform
+import re
+from dataclasses import replace
 from typing import Any, ClassVar, Mapping
 
 from vsbench.interfaces.plugin import PluginError, Prerequisite
-from vsbench.interfaces.vswitch import PortSpec, SwitchPort, VSwitch
+from vsbench.interfaces.vswitch import FlowSpec, PortSpec, SwitchCannot, SwitchPort, VSwitch
 from vsbench.interfaces import ResourceStack, commands
 from vsbench.interfaces.host import cpu, host_check, naming
 
@@ -83,6 +92,7 @@ class LinuxBridge(VSwitch):
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
     supports_learning: ClassVar[bool] = True
+    vport_kinds: ClassVar[tuple[str, ...]] = ("tap",)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -92,6 +102,7 @@ class LinuxBridge(VSwitch):
         self._bridges: dict[str, str] = {}
         self._ports: dict[str, list[SwitchPort]] = {}
         self._started = False
+        self._bridges_created = 0  # bridge names stay unique after a delete_bridge
         self._trial_before: tuple[cpu.CpuSample, dict[str, dict[str, int]]] | None = None
 
     @classmethod
@@ -157,7 +168,8 @@ class LinuxBridge(VSwitch):
     def add_bridge(self, name: str) -> None:
         if name in self._bridges:
             raise PluginError(f"bridge {name!r} already exists")
-        real = naming.iface_name(self.context.run_id, "br", len(self._bridges))
+        real = naming.iface_name(self.context.run_id, "br", self._bridges_created)
+        self._bridges_created += 1
         self._ip("link", "add", "name", real, "address", self.cfg["bridge_mac"], "type", "bridge",
                  "stp_state", "0", "ageing_time", str(int(float(self.cfg["ageing_time_s"]) * 100)),
                  "mcast_snooping", "1" if self.cfg["multicast_snooping"] else "0")
@@ -171,6 +183,8 @@ class LinuxBridge(VSwitch):
         real = self.bridge_name(bridge)
         if spec.kind == "tunnel":
             return self._add_tunnel(bridge, real, spec)
+        if spec.kind == "tap":
+            return self._add_tap(bridge, real, spec)
         if spec.kind != "physical" or not spec.iface or spec.pci:
             raise PluginError(f"linux_bridge only enslaves kernel interfaces; cannot add {spec.kind} port {spec.name!r}")
         self._ip("link", "set", "dev", spec.iface, "master", real)
@@ -179,6 +193,18 @@ class LinuxBridge(VSwitch):
         self._ip("link", "set", "dev", spec.iface, "up")
         link = self._link(spec.iface)
         port = SwitchPort(spec.iface, int(link["ifindex"]), spec)
+        self._ports[bridge].append(port)
+        return port
+
+    def _add_tap(self, bridge: str, real: str, spec: PortSpec) -> SwitchPort:
+        """A kernel tap device of ``spec.name``, enslaved (see the module docstring)."""
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", spec.name):
+            raise PluginError(f"not a tap device name: {spec.name!r}")
+        self._ip("tuntap", "add", "dev", spec.name, "mode", "tap")
+        self.stack.register(f"tap {spec.name}", self._ip, "link", "del", "dev", spec.name, check=False)
+        self._ip("link", "set", "dev", spec.name, "master", real)
+        self._ip("link", "set", "dev", spec.name, "up")
+        port = SwitchPort(spec.name, int(self._link(spec.name)["ifindex"]), replace(spec, iface=spec.name))
         self._ports[bridge].append(port)
         return port
 
@@ -247,6 +273,74 @@ class LinuxBridge(VSwitch):
     def flush_learned(self, bridge: str) -> None:
         """Drop the bridge's learned (dynamic) FDB entries; its own permanent ones stay."""
         self._ip("link", "set", "dev", self.bridge_name(bridge), "type", "bridge", "fdb_flush")
+    # ------------------------------------------------------------------ integration steps
+
+    def delete_bridge(self, name: str) -> None:
+        """Release the bridge's ports, delete what the plugin created in it, then the bridge."""
+        real = self.bridge_name(name)
+        for port in list(self._ports[name]):
+            self.delete_port(name, port)
+        self._ip("link", "del", "dev", real)
+        del self._bridges[name]
+        del self._ports[name]
+
+    def delete_port(self, bridge: str, port: SwitchPort) -> None:
+        """A testbed interface is released (``nomaster``); a tap or VXLAN device the
+        plugin made is deleted (a VXLAN port's underlay address stays until teardown)."""
+        self.bridge_name(bridge)
+        if all(p.name != port.name for p in self._ports[bridge]):
+            raise PluginError(f"port {port.name} is not in bridge {bridge!r}")
+        if port.spec.kind in ("tap", "tunnel"):
+            self._ip("link", "del", "dev", port.name)
+        else:
+            self._ip("link", "set", "dev", port.name, "nomaster")
+        self._ports[bridge] = [p for p in self._ports[bridge] if p.name != port.name]
+
+    def _fdb_entry(self, bridge: str, flow: FlowSpec) -> tuple[str, str]:
+        """(MAC, port) of the static FDB entry standing for ``flow``, or a PluginError
+        saying what the bridge's table cannot express."""
+        self.bridge_name(bridge)
+        other = sorted(set(flow.match) - {"eth_dst"})
+        if other or "eth_dst" not in flow.match or flow.output is None:
+            what = (f"match on {', '.join(other)}" if other
+                    else "drop" if flow.output is None else "add a flow without eth_dst")
+            raise SwitchCannot(f"linux_bridge cannot {what}: its flows are static FDB entries "
+                              "(eth_dst -> output port)")
+        return str(flow.match["eth_dst"]).lower(), flow.output.name
+
+    def add_flow(self, bridge: str, flow: FlowSpec) -> None:
+        mac, port = self._fdb_entry(bridge, flow)
+        self._bridge_cmd("fdb", "replace", mac, "dev", port, "master", "static")
+        self.stack.register(f"fdb {mac}", self._bridge_cmd, "fdb", "del", mac, "dev", port, "master", check=False)
+
+    def delete_flow(self, bridge: str, flow: FlowSpec) -> None:
+        mac, port = self._fdb_entry(bridge, flow)
+        self._bridge_cmd("fdb", "del", mac, "dev", port, "master")
+
+    def _bridge_cmd(self, *args: str, check: bool = True) -> str:
+        try:
+            return commands.run(["bridge", *args], netns=self.netns, check=check).stdout
+        except commands.CommandError as exc:
+            raise PluginError(f"bridge {' '.join(args[:3])}: {exc.stderr.strip() or exc}") from exc
+
+    def dump_flows(self, bridge: str) -> str:
+        """``bridge fdb show br BRIDGE``: the static and learned entries (the kernel's own
+        per-port entries, ``permanent``, included)."""
+        return self._bridge_cmd("fdb", "show", "br", self.bridge_name(bridge))
+
+    def dump_state(self) -> str:
+        """``ip -d link show`` of every bridge and of every port in one."""
+        out = []
+        for real in self._bridges.values():
+            out.append(self._ip("-d", "link", "show", "dev", real))
+            out.append(self._ip("-d", "link", "show", "master", real))
+        return "".join(out)
+
+    def port_counters(self, bridge: str, port: SwitchPort) -> dict[str, int]:
+        """The kernel's link counters of the port's device."""
+        self.bridge_name(bridge)
+        stats = self._link(port.name).get("stats64", {})
+        return {f"{d}_{k}": int(stats.get(d, {}).get(k, 0)) for d in ("rx", "tx") for k in ("packets", "dropped")}
 
     # ------------------------------------------------------------------ per-trial cost
 

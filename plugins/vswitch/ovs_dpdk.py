@@ -35,6 +35,7 @@ softirq work share CPU 0 (``dpdk_lcore_mask 0x1``).
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import replace
@@ -54,6 +55,8 @@ from vsbench_plugins.vswitch.ovs.parse import (parse_implementation_listing, par
                                               pmd_stats_delta, vhost_status)
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
+
+log = logging.getLogger(__name__)
 
 #: Bytes a packet-mmap frame needs beyond the L3 MTU: tpacket header and sockaddr
 #: (~66, aligned), Ethernet header 14, one VLAN tag 4.
@@ -175,6 +178,7 @@ class OvsDpdk(OvsSwitchBase):
     supports_vhost_user: ClassVar[bool] = True
     supports_tap_ports: ClassVar[bool] = True
     tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
+    vport_kinds: ClassVar[tuple[str, ...]] = ("vhostuser", "tap")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -462,6 +466,20 @@ class OvsDpdk(OvsSwitchBase):
             port = super().add_port(bridge, spec)  # OvS created the kernel device of that name
             return replace(port, spec=replace(spec, iface=spec.name))
         return super().add_port(bridge, spec)
+
+    def delete_port(self, bridge: str, port: SwitchPort) -> None:
+        """As every OvS flavour; a tunnel port's underlay bridge (:meth:`add_underlay`)
+        goes with it, so its testbed interface is free again."""
+        super().delete_port(bridge, port)
+        underlay = self.underlays.pop(port.name, None)
+        if underlay is not None:
+            remote = port.spec.options.get("remote_ip")
+            if remote:
+                try:
+                    self.ctl.appctl("ovs/route/del", f"{remote}/32")
+                except PluginError as exc:  # the bridge's removal drops it anyway
+                    log.debug("ovs/route/del %s: %s", remote, exc)
+            self.delete_bridge(f"{bridge}-underlay")
 
     def add_underlay(self, bridge: str, spec: PortSpec) -> None:
         """The tunnel's underlay (module docstring): a bridge with the underlay port and

@@ -10,7 +10,7 @@ def test_deployments_are_looked_up_by_name_and_count_switching_operations():
     assert deployment.get("p2p") is P2P
     assert P2P.switching_operations == 1 and P2P.generator_port_count == 2
     assert deployment.get("op2p").switching_operations == 1
-    with pytest.raises(deployment.UnknownDeploymentError, match="unknown deployment 'p3p'; available: op2p, p2p"):
+    with pytest.raises(deployment.UnknownDeploymentError, match="unknown deployment 'p3p'; available: clean, op2p, p2p"):
         deployment.get("p3p")
 
 

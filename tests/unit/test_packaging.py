@@ -65,14 +65,15 @@ def test_the_ixnet_prerequisite_names_the_extra(monkeypatch):
 def test_the_build_ships_every_folder_vsbench_reads():
     """setup.py copies these into the wheel's vsbench/data/; each must exist and hold files,
     and be what the runner reads (conf/, testcases/), a suite run reads (suites/ and the reports'
-    printed figures in suites/references/) or doctor reads (tools/packages/)."""
+    printed figures in suites/references/), ``--integration`` reads (testcases/integration/) or doctor
+    reads (tools/packages/)."""
     import ast
 
     tree = ast.parse((ROOT / "setup.py").read_text())
     data = next(node.value for node in ast.walk(tree)
                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "DATA")
     shipped = {folder for folder, _ in ast.literal_eval(data)}
-    assert shipped == {"conf", "testcases", "suites", "suites/references", "tools/packages"}
+    assert shipped == {"conf", "testcases", "testcases/integration", "suites", "suites/references", "tools/packages"}
     for folder, pattern in ast.literal_eval(data):
         assert list((ROOT / folder).glob(pattern)), folder
     manifest = (ROOT / "MANIFEST.in").read_text()

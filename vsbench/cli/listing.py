@@ -35,6 +35,17 @@ def print_testcases(console: Console, cases: Iterable[Testcase]) -> None:
     console.print(table)
 
 
+def print_integration(console: Console, cases: Iterable) -> None:
+    """Every integration testcase (``vsbench --integration``): name, steps, description."""
+    table = Table(title="Integration testcases (deployment: clean)", show_lines=False)
+    table.add_column("name", style="bold", overflow="fold")
+    table.add_column("steps", justify="right")
+    table.add_column("description", overflow="fold", ratio=1)
+    for case in cases:
+        table.add_row(case.name, str(len(case.steps)), escape(_summary(case.description)))
+    console.print(table)
+
+
 def _summary(text: str) -> str:
     """The description's first clause, whole: a list line, not the description (first
     sentences run to 580 characters; docs/catalogue.rst has them all). It used to be cut at

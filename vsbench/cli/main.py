@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--results-dir", metavar="D", type=Path,
                         help="where run directories go (default ./results)")
     parser.add_argument("--list", action="store_true", help="list the testcases and exit")
+    parser.add_argument("--integration", action="store_true",
+                        help="integration testcases (testcases/integration: step lists on a clean switch): alone, "
+                             "list them; with --test NAME run those; with --vswitch X and no --test run them all")
     parser.add_argument("--list-plugins", action="store_true", help="list the plugins and exit")
     parser.add_argument("--suite", metavar="NAME",
                         help="run a suite: the testcases that reproduce one published report, rendered table by "
@@ -377,6 +380,12 @@ def resolve_plans(args: argparse.Namespace) -> list[TestPlan]:
     flags = {kind: getattr(args, kind) for kind in PLUGIN_FLAGS}
     plans: list[TestPlan] = []
     for name in args.test:
+        if getattr(args, "integration", False):
+            from vsbench.runner.integration import catalog
+
+            case = catalog.find(name, testcase_dir / "integration")
+            plans.extend(catalog.build_plans(case, base, test_params, flags))
+            continue
         testcase = testcases.find(name, testcase_dir)
         plans.extend(testcases.build_plans(testcase, base, test_params, flags))
     for plan in plans:
@@ -442,6 +451,15 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
     if args.list_plugins:
         listing.print_plugins(out)
         return EXIT_OK
+    if args.integration:
+        from vsbench.runner.integration import catalog
+
+        directory = (args.testcase_dir or testcases.default_testcase_dir()) / "integration"
+        if args.list or (not args.test and not args.vswitch):
+            listing.print_integration(out, catalog.load_all(directory))
+            return EXIT_OK
+        if not args.test:  # every one, on the chosen switch (those it cannot run are skipped with the reason)
+            args.test = list(catalog.discover(directory))
     if args.list:
         testcase_dir = args.testcase_dir or testcases.default_testcase_dir()
         listing.print_testcases(out, testcases.load_all(testcase_dir))
@@ -498,7 +516,8 @@ def run_main(argv: Sequence[str], out: Console, err: Console) -> int:
         _print_feature_matrix(outcome.run_dir, args.baseline_variant, display, err)
     for case in finished.cases:
         for failure in case.failures:
-            _error(err, f"gate failed: {case.test} {case.frame_size_bytes} B: {failure}")
+            where = f"step {case.name}" if case.name else f"{case.frame_size_bytes} B"
+            _error(err, f"{'failed' if case.name else 'gate failed'}: {case.test} {where}: {failure}")
     if args.json:
         out.file.write(json.dumps(finished.summary, indent=2, allow_nan=False) + "\n")
     return finished.exit_code

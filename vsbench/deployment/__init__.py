@@ -1,4 +1,5 @@
-"""Topologies built from plugin instances: p2p, p2p_learning (RFC 2889), op2p (VXLAN overlay), phy_router_phy, phy_vnf_phy, pvp, pvvp,
+"""Topologies built from plugin instances: clean (integration steps build it), p2p, p2p_learning (RFC 2889), op2p
+(VXLAN overlay), phy_router_phy, phy_vnf_phy, pvp, pvvp,
 pvpv, pvp_vxlan (pvp behind VXLAN tunnel endpoints), v2v.
 
 Deployments are part of the core (a topology is not a plugin); :func:`get` maps the
@@ -8,6 +9,7 @@ testcase's ``deployment`` name to its class.
 from __future__ import annotations
 
 from vsbench.deployment.base import Deployment, DeploymentError, Shape, VSwitchFactory
+from vsbench.deployment.clean import Clean
 from vsbench.deployment.op2p import Op2p
 from vsbench.deployment.p2p import P2P
 from vsbench.deployment.learning import P2pLearning
@@ -18,7 +20,7 @@ from vsbench.deployment.routed import PhyRouterPhy
 from vsbench.deployment.v2v import V2v
 
 DEPLOYMENTS: dict[str, type[Deployment]] = {cls.name: cls for cls in (P2P, Op2p, PhyRouterPhy, PhyVnfPhy, Pvp, Pvvp, Pvpv,
-                                                                      PvpMultiport, PvpVxlan, V2v, P2pLearning)}
+                                                                      PvpMultiport, PvpVxlan, V2v, P2pLearning, Clean)}
 
 
 class UnknownDeploymentError(DeploymentError):

@@ -54,6 +54,32 @@ class SwitchPort:
     spec: PortSpec
 
 
+class SwitchCannot(PluginError):
+    """The switch has no such operation or port kind: an integration testcase asking for
+    it is skipped with this reason, not failed."""
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """One forwarding entry an integration step adds (:meth:`VSwitch.add_flow`).
+
+    ``match`` holds only the closed set of fields in :data:`FLOW_MATCH_FIELDS`:
+    ``in_port`` (a :class:`SwitchPort` number), ``eth_dst``/``eth_src`` (MACs) and
+    ``eth_type`` (an integer). ``output`` is the port frames go to; None drops them.
+    Each switch maps it to its own kind of entry (OvS: an OpenFlow flow; the Linux
+    bridge: a static FDB entry, which matches ``eth_dst`` only) and refuses with a
+    :class:`PluginError` what its table cannot express.
+    """
+
+    match: dict[str, Any]
+    output: SwitchPort | None = None
+    priority: int = 100
+
+
+#: The match fields a :class:`FlowSpec` may carry.
+FLOW_MATCH_FIELDS = ("in_port", "eth_dst", "eth_src", "eth_type")
+
+
 @dataclass(frozen=True)
 class SwitchThread:
     """A thread whose CPU time counts as the switch's (PMD, handler, revalidator, ...)."""
@@ -157,6 +183,48 @@ class VSwitch(Plugin):
         :attr:`supports_rule_sets` False).
         """
         raise PluginError(f"{self.name} does not support rule sets")
+
+    # -- optional: what integration testcases (deployment: clean) drive step by step --
+    # A switch that cannot do one raises PluginError saying so (the defaults below); the
+    # integration runner then skips the testcase with that reason.
+
+    #: Virtual port kinds :meth:`add_port` accepts on their own, with nothing attached
+    #: (an integration step's ``kind: vport`` takes the first).
+    vport_kinds: ClassVar[tuple[str, ...]] = ()
+
+    def bridge_name(self, bridge: str) -> str:
+        """The switch's own name (a device's) for the bridge the caller calls ``bridge``."""
+        return bridge
+
+    def delete_bridge(self, name: str) -> None:
+        """Remove bridge ``name`` and every port in it."""
+        raise SwitchCannot(f"{self.name or type(self).__name__} cannot delete a bridge")
+
+    def delete_port(self, bridge: str, port: SwitchPort) -> None:
+        """Remove ``port`` from ``bridge`` (a device the switch created is deleted; a
+        testbed interface is released, not deleted)."""
+        raise SwitchCannot(f"{self.name or type(self).__name__} cannot delete a port")
+
+    def add_flow(self, bridge: str, flow: FlowSpec) -> None:
+        """Add one forwarding entry (see :class:`FlowSpec`)."""
+        raise SwitchCannot(f"{self.name or type(self).__name__} cannot add a flow")
+
+    def delete_flow(self, bridge: str, flow: FlowSpec) -> None:
+        """Remove the entry :meth:`add_flow` added for ``flow`` (and only that one)."""
+        raise SwitchCannot(f"{self.name or type(self).__name__} cannot delete a flow")
+
+    def dump_flows(self, bridge: str) -> str:
+        """The bridge's forwarding entries as the switch's own tool prints them (one per
+        line, without packet counters), for a step's pattern check."""
+        raise SwitchCannot(f"{self.name or type(self).__name__} cannot dump its flows")
+
+    def dump_state(self) -> str:
+        """Bridges and ports as the switch's own tool prints them (``ovs-vsctl show``...)."""
+        raise SwitchCannot(f"{self.name or type(self).__name__} cannot dump its state")
+
+    def port_counters(self, bridge: str, port: SwitchPort) -> dict[str, int]:
+        """Cumulative ``rx_packets``, ``tx_packets``, ``rx_dropped``, ``tx_dropped`` of ``port``."""
+        raise SwitchCannot(f"{self.name or type(self).__name__} cannot read port counters")
 
     def stats(self) -> dict[str, Any]:
         """Datapath statistics (cache hits, upcalls, offloaded flows...), JSON-able."""

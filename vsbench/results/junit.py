@@ -2,7 +2,7 @@
 
 One ``<testsuite>`` per test (testcase plus matrix variant) and one ``<testcase>`` per frame
 size, named ``<frame size>B`` with the test as its class name, so a CI server lists
-``phy2phy_tput.64B``. A failed gate is a ``<failure>`` whose message is the first reason and
+``phy2phy_tput.64B`` (an integration testcase: one per step, named by the step). A failed gate is a ``<failure>`` whose message is the first reason and
 whose text holds all of them; a frame size that did not complete is an ``<error>``; one
 that was not run is ``<skipped>``. The structure is the one CI servers read (the Jenkins
 JUnit/xUnit schema, checked by tests/unit/test_junit.py against tests/data/junit).
@@ -49,7 +49,7 @@ def render(cases: Sequence[Case], *, run_id: str, timestamp: str | None = None,
         for name, value in props.items():
             ET.SubElement(props_el, "property", name=_clean(name), value=_clean(value))
         for case in members:
-            el = ET.SubElement(suite, "testcase", name=f"{case.frame_size_bytes}B", classname=_clean(test),
+            el = ET.SubElement(suite, "testcase", name=_clean(case.name or f"{case.frame_size_bytes}B"), classname=_clean(test),
                                time=_time(case.time_s))
             if case.status == "failed":
                 failure = ET.SubElement(el, "failure", message=_clean(case.failures[0]), type="threshold")

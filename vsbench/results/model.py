@@ -559,6 +559,23 @@ class FrameSizeResult:
 
 
 @dataclass
+class StepResult:
+    """One step of an integration testcase (``deployment: clean``) as it ran."""
+
+    index: int
+    kind: str
+    label: str
+    #: passed | failed (a check did not hold) | error (the step could not be done) |
+    #: skipped (the switch cannot do it) | not-run (an earlier step ended the test)
+    status: str
+    name: str | None = None
+    duration_s: float = 0.0
+    detail: str = ""
+    #: The step's result fields (``${name.field}``), e.g. tx_frames/rx_frames.
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class TestResult:
     """One plan (testcase × matrix assignment) of the run."""
 
@@ -594,6 +611,8 @@ class TestResult:
     #: ``{"index": i, "count": K}``: the i-th of K repeats (``--repeat K``); None otherwise.
     #: Repeats share the label; comparisons take their median and spread.
     repeat: dict[str, int] | None = None
+    #: An integration testcase's steps, in order (empty for a performance test).
+    steps: list[StepResult] = field(default_factory=list)
 
 
 @dataclass

@@ -709,6 +709,22 @@ def _fixed_table(test: Mapping[str, Any]) -> list[Any]:
     return [Heading(3, "Trials per frame size"), table(headers, rows, numeric_to=len(headers) - 1)]
 
 
+STEP_BADGES = {"passed": "ok", "failed": "error", "error": "error", "skipped": "info",
+               "not-run": "info"}
+
+
+def _steps_table(test: Mapping[str, Any]) -> list[Any]:
+    """An integration testcase's steps: pass/fail of each with what it did or saw."""
+    steps = test.get("steps") or []
+    if not steps:
+        return []
+    rows = [[s.get("index", DASH), str(s.get("label", "")), badge(str(s.get("status")),
+             STEP_BADGES.get(str(s.get("status")), "info")), fmt_fixed(s.get("duration_s"), 2),
+             str(s.get("detail") or "")] for s in steps]
+    headers = [("Step", "#"), ("Step", ""), ("Result", ""), ("Time", "s"), ("What it did or saw", "")]
+    return [Heading(3, "Integration steps"), table(headers, rows, numeric_to=1)]
+
+
 def _invalid_table(files: RunFiles, index: int) -> list[Any]:
     invalid = [t for t in files.trials_of(index) if not t.valid]
     if not invalid:
@@ -767,6 +783,7 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
     for name in names:
         parts.append(_throughput_table(test, name))
     parts.append(report_scaling.efficiency_table(test))  # switch efficiency
+    parts.append(_steps_table(test))  # an integration testcase's steps
     parts.append(report_traffic.sections(test))  # back2back, burst, load_sweep
     parts.append(report_mix.section(test))  # a frame mix per size
     parts.append(_plan_notes(files, notes))

@@ -106,6 +106,8 @@ class Case:
     passed_checks: list[str] = field(default_factory=list)
     error: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
+    #: The JUnit case name when it is not the frame size (an integration step's label).
+    name: str | None = None
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vsbench.results import junit, report_data, run_metrics, thresholds, writers
+from vsbench.results import integration_cases, junit, report_data, run_metrics, thresholds, writers
 from vsbench.results.run_metrics import RunMetrics
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ def finish(run_dir: Path | None, run_exit_code: int, options: AfterRun) -> Outco
     files, figures = load_figures(run_dir)
     configs = {p.get("index"): p.get("config") or {} for p in files.plans}
     cases = thresholds.evaluate(files.results, figures, options.gates, configs)
+    cases += integration_cases.step_cases(files.results)  # one case per integration step
     code = run_exit_code
     if code == EXIT_OK and any(c.status == "failed" for c in cases):
         code = EXIT_THRESHOLD

@@ -210,6 +210,9 @@ class RunDisplay:
         """One table per test with its notes, then the scaling tables: what a run ends
         with, and what ``vsbench show`` prints again from results.json."""
         for test in results.tests:
+            if test.traffic_type == "integration":  # steps, not frame sizes: one line each test
+                self.console.print(integration_line(test), markup=False, highlight=False)
+                continue
             self.console.print(self.table(test))
             for line in display_efficiency.frame_size_lines(test):
                 self.console.print(line, markup=False, highlight=False)
@@ -324,6 +327,16 @@ def _frame_size_docs(test: TestResult) -> list[dict[str, Any]]:
 
 def final_line(results: RunResults, run_dir: Path) -> str:
     return f"run {results.run_id}: {results.status}; results in {run_dir}"
+
+
+def integration_line(test: Any) -> str:
+    """``name (integration, switch): 12/12 steps passed``, or the step that failed or skipped."""
+    steps = test.steps or []
+    passed = sum(1 for s in steps if s.status == "passed")
+    head = f"{test.label} (integration, {test.vswitch}): {passed}/{len(steps)} steps passed"
+    if test.status == "complete":
+        return head
+    return f"{head}; {test.status}: {test.error or 'no step ran'}"
 
 
 def summary_text(results: RunResults, run_dir: Path) -> str:

@@ -83,6 +83,14 @@ def describe(plans: Sequence[TestPlan]) -> list[str]:
         repeat = f" (repeat {plan.repeat[0]} of {plan.repeat[1]})" if plan.repeat else ""
         lines.append(f"plan {number} of {len(plans)}: {plan.label}{repeat}")
         lines.append(f"  deployment {(config.get('test') or {}).get('deployment')}; {plugins}")
+        steps = (config.get("test") or {}).get("steps")
+        if steps is not None:  # an integration testcase: its send_traffic steps are its traffic
+            sends = [s["send_traffic"] or {} for s in steps if "send_traffic" in s]
+            seconds = sum(float(s.get("duration_s", 1)) for s in sends)
+            total_s += seconds
+            lines.append(f"  integration: {len(steps)} steps, {len(sends)} of them send traffic")
+            lines.append(f"  traffic time: {seconds:,.0f} s (the send_traffic steps' durations)")
+            continue
         lines.append(f"  traffic {traffic.get('type')}: frame sizes {traffic.get('frame_sizes')} B, "
                      f"trials {traffic.get('trial_duration_s')} s")
         if estimate.traffic_s is None:

@@ -59,6 +59,7 @@ from vsbench.results.trial_log import TrialLog
 from vsbench.runner import doctor_host, guard, placement, preflight, traffic_tcp, traffic_types
 from vsbench.runner.config import redact_secrets, redact_url_passwords
 from vsbench.runner.display import RunDisplay
+from vsbench.runner.integration.execute import StepFailed
 from vsbench.runner.plan import TestPlan
 from vsbench.system import cleanup, private_files, runstate, sysinfo
 from vsbench.system.commands import CommandError
@@ -87,6 +88,7 @@ EXPECTED_ERRORS = (
     TimeoutError,
     OSError,
     ValueError,
+    StepFailed,
 )
 
 
@@ -432,6 +434,14 @@ class Run:
         for note in deployment.notes():  # what stands in for what the report had (v2v: endpoints for VMs; a router's sockets)
             test.notes.append(note)
             self.display.note(note)
+        if checked.deployment.name == "clean":  # an integration testcase: its steps build the topology
+            from vsbench.runner.integration import execute as integration
+
+            steps_trials = TrialRunner(generator, self.sink, TrialIdentity(self.run_id, index, plan.label), collectors,
+                                       vswitch=deployment.vswitch)
+            integration.run_plan(test, config, deployment, generator, ports, self.run_id, self.display.note,
+                                 self.write_results, steps_trials)
+            return
         cpus = placement.cpu_plan(deployment.vswitch, generator, vnfs)
         test.cpu_plan, test.cpu_oversubscribed = cpus.to_dict(), cpus.oversubscribed
         self.display.note(cpus.text(), style="yellow" if cpus.oversubscribed else "default")
@@ -653,11 +663,13 @@ class Run:
             vswitch=checked.classes["vswitch"].name if "vswitch" in checked.classes else "none",
             vnf=checked.classes["vnf"].name if "vnf" in checked.classes else "",
             trafficgen=checked.classes["trafficgen"].name,
-            traffic_type=str(traffic.get("type", "rfc2544_throughput")),
+            traffic_type=("integration" if checked.deployment.name == "clean"
+                          else str(traffic.get("type", "rfc2544_throughput"))),
             link_gbps=float((config.get("testbed") or {}).get("link_gbps") or 0) or None,
             bidirectional=bool(traffic.get("bidirectional", True)),
             flows=int(traffic.get("flows") or 1),
-            frame_sizes=[FrameSizeResult(size, status="not-run") for size in checked.frame_sizes],
+            frame_sizes=[FrameSizeResult(size, status="not-run") for size in checked.frame_sizes
+                         if checked.deployment.name != "clean"],  # integration steps send their own
             repeat=None if plan.repeat is None else {"index": plan.repeat[0], "count": plan.repeat[1]},
         )
 

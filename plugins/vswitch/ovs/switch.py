@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
-from vsbench.interfaces.vswitch import PortSpec, SwitchPort, SwitchThread, VSwitch
+from vsbench.interfaces.vswitch import FlowSpec, PortSpec, SwitchPort, SwitchThread, VSwitch
 from vsbench.interfaces import ResourceStack, commands
 from vsbench.interfaces import rules as rulesets
 from vsbench.interfaces.host import cpu, naming
@@ -64,6 +64,10 @@ class OvsSwitchBase(VSwitch):
         self._ports: dict[str, list[SwitchPort]] = {}
         self._next_ofport: dict[str, int] = {}
         self._meters: set[str] = set()
+        #: Bridges and ports ever created: names and DPDK vdev indices stay unique after a
+        #: delete_bridge/delete_port (a count of the live ones would hand one out twice).
+        self._bridges_created = 0
+        self._ports_created = 0
         self.reference_dut: dict[str, Any] = {}
         self._started = False
         #: Rules of the configured rule set installed by :meth:`connect`, over every bridge
@@ -187,7 +191,8 @@ class OvsSwitchBase(VSwitch):
     def add_bridge(self, name: str) -> None:
         if name in self._bridges:
             raise PluginError(f"bridge {name!r} already exists")
-        real = naming.iface_name(self.context.run_id, "br", len(self._bridges))
+        real = naming.iface_name(self.context.run_id, "br", self._bridges_created)
+        self._bridges_created += 1
         self.ctl.vsctl(
             "add-br", real, "--", "set", "Bridge", real,
             f"datapath_type={self.datapath_type}", "fail_mode=secure",
@@ -199,8 +204,9 @@ class OvsSwitchBase(VSwitch):
 
     def add_port(self, bridge: str, spec: PortSpec) -> SwitchPort:
         real = self.bridge_name(bridge)
-        index = sum(len(p) for p in self._ports.values())
+        index = self._ports_created
         port_name, columns = self.interface_config(spec, index)
+        self._ports_created += 1
         ofport = self._next_ofport[bridge]
         self.ctl.vsctl(
             "add-port", real, port_name, "--", "set", "Interface", port_name,
@@ -219,6 +225,51 @@ class OvsSwitchBase(VSwitch):
     def ports(self, bridge: str) -> list[SwitchPort]:
         self.bridge_name(bridge)
         return list(self._ports[bridge])
+
+    # ------------------------------------------------------------------ integration steps
+
+    vport_kinds: ClassVar[tuple[str, ...]] = ()
+
+    def delete_bridge(self, name: str) -> None:
+        """``ovs-vsctl del-br``: the bridge and its ports go (OvS releases a testbed
+        interface; the kernel device stays, the testbed owns it)."""
+        real = self.bridge_name(name)
+        self.ctl.vsctl("del-br", real)
+        del self._bridges[name]
+        self._ports.pop(name, None)
+        self._next_ofport.pop(name, None)
+        self._meters.discard(name)
+
+    def delete_port(self, bridge: str, port: SwitchPort) -> None:
+        real = self.bridge_name(bridge)
+        if all(p.name != port.name for p in self._ports[bridge]):
+            raise PluginError(f"port {port.name} is not in bridge {bridge!r}")
+        self.ctl.vsctl("del-port", real, port.name)
+        self._ports[bridge] = [p for p in self._ports[bridge] if p.name != port.name]
+
+    def add_flow(self, bridge: str, flow: FlowSpec) -> None:
+        """``ovs-ofctl add-flow`` of :func:`openflow_text` (one flow: a step's, not a rule set)."""
+        self.ctl.ofctl("add-flow", self.bridge_name(bridge), openflow_text(flow))
+
+    def delete_flow(self, bridge: str, flow: FlowSpec) -> None:
+        """``ovs-ofctl del-flows --strict``: the flow with exactly that match and priority."""
+        self.ctl.ofctl("del-flows", self.bridge_name(bridge), "--strict", openflow_match(flow, priority=True))
+
+    def dump_flows(self, bridge: str) -> str:
+        """``ovs-ofctl dump-flows --no-stats``: one OpenFlow flow per line."""
+        return self.ctl.ofctl("dump-flows", self.bridge_name(bridge), "--no-stats")
+
+    def dump_state(self) -> str:
+        """``ovs-vsctl show`` of the private instance."""
+        return self.ctl.vsctl("show", wait=False)
+
+    def port_counters(self, bridge: str, port: SwitchPort) -> dict[str, int]:
+        """``ovs-ofctl dump-ports BRIDGE PORT`` (a counter OvS does not keep reads 0)."""
+        parsed = parse.parse_dump_ports(self.ctl.ofctl("dump-ports", self.bridge_name(bridge), str(port.number)))
+        entry = parsed.get(str(port.number)) or next(iter(parsed.values()), None)
+        if entry is None:
+            raise PluginError(f"ovs-ofctl dump-ports has no counters for port {port.name}")
+        return {key: int(entry.get(key) or 0) for key in ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")}
 
     # ------------------------------------------------------------------ flows
 
@@ -473,6 +524,28 @@ def trial_cost(usage: cpu.CpuUsage, cpu_s: float, source: str, datapath: Mapping
         "datapath": dict(datapath),
         "warnings": [w.to_dict() for w in cpu.starved_busy_pollers(usage)],
     }
+
+
+def openflow_match(flow: FlowSpec, *, priority: bool) -> str:
+    """The OpenFlow match of ``flow`` (``in_port=1,dl_dst=...``), priority first when asked.
+    Pure; only the closed set of :data:`~vsbench.interfaces.vswitch.FLOW_MATCH_FIELDS`."""
+    names = {"in_port": "in_port", "eth_dst": "dl_dst", "eth_src": "dl_src", "eth_type": "dl_type"}
+    parts = [f"priority={int(flow.priority)}"] if priority else []
+    for key, value in flow.match.items():
+        if key not in names:
+            raise PluginError(f"OvS flow: unknown match field {key!r}")
+        if key == "eth_type":
+            value = f"0x{int(value):04x}"
+        elif key == "in_port":
+            value = int(value)
+        parts.append(f"{names[key]}={value}")
+    return ",".join(parts)
+
+
+def openflow_text(flow: FlowSpec) -> str:
+    """An ``ovs-ofctl add-flow`` line for ``flow``: its match, then output to the port or drop."""
+    action = f"output:{flow.output.number}" if flow.output is not None else "drop"
+    return f"{openflow_match(flow, priority=True)},actions={action}"
 
 
 #: The tunnel port options OvS itself takes (the rest of a tunnel PortSpec's options
