@@ -1,0 +1,117 @@
+"""phy2phy_cpu_load / phy2phy_mem_load on the real embedded testbed: stress-ng really runs
+pinned beside the traffic, its load is measured (not the asked figure copied), it is in
+results.json, trials.jsonl and report.html, and no stress-ng of the run outlives it -- after
+a complete run and after SIGTERM in the middle of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from run_helpers import assert_nothing_left, build_plans, require, run
+from vsbench.system import commands, stress_ng
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces"),
+    pytest.mark.skipif(commands.which("stress-ng") is None, reason="needs stress-ng (apt-get install stress-ng)"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+SHORT = "frame_sizes=[64];trial_duration=1;search.time_budget_s=12;latency.enabled=false"
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+
+
+def assert_no_stress_of(pids: list[int]) -> None:
+    """No process of the run's stress-ng groups lives (leader or worker)."""
+    assert pids
+    assert [p for p in pids if alive(p)] == []
+    assert [p for p in pids if stress_ng.sample_group(p).processes] == []
+    listed = subprocess.run(["pgrep", "-a", "-g", ",".join(map(str, pids))], capture_output=True, text=True)
+    assert listed.stdout.strip() == "", listed.stdout
+
+
+@pytest.mark.parametrize("vswitch", ["linux_bridge", "ovs_dpdk"])
+def test_cpu_load_is_measured_and_reported_and_gone_after_the_run(tmp_path, vswitch):
+    require(("vswitch", vswitch), ("trafficgen", "trafgen"))
+    outcome = run(tmp_path, build_plans("phy2phy_cpu_load", vswitch, SHORT))
+    assert outcome.code == 0, outcome.console[-3000:]
+    [test] = outcome.results()["tests"]
+    asked = test["load"]
+    assert asked["pattern"] == "cpu" and asked["cpus"] and len(asked["pids"]) == len(asked["cpus"])
+    if vswitch == "ovs_dpdk":  # the PMD's CPU is reserved: the load is on the others
+        assert set(asked["reserved_cpus"]) and not set(asked["reserved_cpus"]) & set(asked["cpus"])
+    [fs] = test["frame_sizes"]
+    load = fs["load"]
+    assert load["trials"] >= 2
+    for cpu in asked["cpus"]:
+        measured = load["cpus"][str(cpu)]
+        # a CPU worker at --cpu-load 100 got real CPU time; it shares the CPU, so not all of it
+        assert 5.0 < measured["load_percent"] <= 101.0, load
+        assert measured["cpu_s"] > 0.5
+    per_trial = [t["collectors"]["stress_ng"] for t in outcome.trials() if "stress_ng" in t["collectors"]]
+    assert per_trial and all(all(c["pinned"] for c in m["cpus"].values()) for m in per_trial)
+    assert "stress-ng measured" in outcome.console
+    assert "stress-ng" in (outcome.run_dir / "report.html").read_text()
+    assert_no_stress_of(asked["pids"])
+    assert_nothing_left(outcome.run_id)
+
+
+def test_mem_load_holds_memory_and_is_duty_cycled(tmp_path):
+    require(("vswitch", "linux_bridge"), ("trafficgen", "trafgen"))
+    params = SHORT + ";load.memory_max_mb=256"
+    outcome = run(tmp_path, build_plans("phy2phy_mem_load", "linux_bridge", params))
+    assert outcome.code == 0, outcome.console[-3000:]
+    [test] = outcome.results()["tests"]
+    [fs] = test["frame_sizes"]
+    assert test["load"]["pattern"] == "mem" and test["load"]["vm_bytes_per_cpu"] <= 256 * 1024 * 1024
+    # the vm workers keep their memory resident: well over what a stress-ng parent alone holds
+    assert fs["load"]["rss_bytes"] > 0.5 * test["load"]["vm_bytes_per_cpu"], fs["load"]
+    # stopped half of every 100 ms: never a whole CPU each
+    for measured in fs["load"]["cpus"].values():
+        assert 3.0 < measured["load_percent"] < 75.0, fs["load"]
+    assert_no_stress_of(test["load"]["pids"])
+    assert_nothing_left(outcome.run_id)
+
+
+def test_sigterm_mid_run_leaves_no_stress_ng(tmp_path):
+    require(("vswitch", "linux_bridge"), ("trafficgen", "trafgen"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vsbench.cli.main", "--test", "phy2phy_cpu_load", "--vswitch", "linux_bridge",
+         "--test-params", "frame_sizes=[64];trial_duration=1", "--results-dir", str(tmp_path)],
+        cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pids: list[int] = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
+        trials = dirs[0] / "trials.jsonl" if dirs else None
+        if trials is not None and trials.is_file() and len(trials.read_text().splitlines()) >= 3:
+            doc = json.loads((dirs[0] / "results.json").read_text())
+            pids = (doc["tests"][0].get("load") or {}).get("pids") or []
+            if pids:
+                break
+        time.sleep(0.2)
+    assert pids, "the run never recorded its stress-ng pids"
+    assert all(alive(p) for p in pids)  # it really was running mid-run
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-2000:]
+    [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
+    assert_no_stress_of(pids)
+    assert_nothing_left(run_dir.name.rsplit("-", 1)[1])
