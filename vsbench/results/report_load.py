@@ -36,11 +36,11 @@ def section(test: Mapping[str, Any]) -> list[Any]:
             rows.append([fs.get("frame_size_bytes"), f"cpu{cpu}", h.fmt_fixed(asked.get("load_percent"), 0),
                          h.fmt_fixed(v.get("load_percent"), 1), h.fmt_fixed(v.get("min_trial_load_percent"), 1),
                          h.fmt_fixed(v.get("cpu_s"), 2), h.fmt_fixed(v.get("wall_s"), 1),
-                         h.fmt_fixed((measured.get("rss_bytes") or 0) / MIB, 0), h.fmt_fps(ndr),
+                         h.fmt_fixed((measured.get("pss_bytes") or 0) / MIB, 0), h.fmt_fps(ndr),
                          h.fmt_fixed(measured.get("trials"))])
     headers = [("Frame size", "B"), ("Loaded CPU", ""), ("stress-ng load", "asked", "%"),
                ("stress-ng load", "measured", "%"), ("stress-ng load", "lowest trial", "%"),
-               ("stress-ng CPU time", "s"), ("Trials' wall time", "s"), ("stress-ng resident", "MiB"),
+               ("stress-ng CPU time", "s"), ("Trials' wall time", "s"), ("stress-ng resident", "PSS", "MiB"),
                ("Throughput", "first goal", "fps"), ("Trials", "")]
     pattern = asked.get("pattern")
     what = (f"one CPU worker (--cpu 1 --cpu-load {h.fmt_fixed(asked.get('load_percent'))})" if pattern == "cpu" else
@@ -52,7 +52,7 @@ def section(test: Mapping[str, Any]) -> list[Any]:
     text = (f"Noisy neighbour: stress-ng, {what}, pinned on each of {_cpus(asked.get('cpus'))} "
             f"({asked.get('cpus_rule')}; the DUT's reserved CPUs: {_cpus(asked.get('reserved_cpus'))}). "
             "Measured: the CPU time of every process of each instance's process group (/proc) over the wall "
-            "time of the frame size's trials, and their resident memory at each trial's end (the largest is shown).")
+            "time of the frame size's trials, and their resident memory at each trial's end as PSS (shared pages split among their sharers; the largest is shown).")
     if shared:
         text += (f" The load shares {_cpus(shared)} with the generator: a trial the generator could not send "
                  "as asked is invalid, never counted as DUT loss.")

@@ -12,7 +12,7 @@ softirq on whichever CPU the frame arrives). A list of CPU ids loads exactly tho
 
 What was asked is recorded beside what was measured: each trial's ``collectors.stress_ng``
 in trials.jsonl (per loaded CPU the CPU seconds stress-ng's processes used over the trial's
-wall time, and their resident memory), and per frame size ``load`` in results.json.
+wall time, and their proportional set size, PSS), and per frame size ``load`` in results.json.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def settings_from_config(config: Mapping[str, Any]) -> LoadSettings | None:
                         None if cap is None else float(cap), int(section.get("timeout_s", DEFAULT_TIMEOUT_S)))
 
 
-def check(config: Mapping[str, Any], online: Iterable[int]) -> LoadSettings | None:
+def check_config(config: Mapping[str, Any], online: Iterable[int]) -> LoadSettings | None:
     """Preflight: the section is valid, its CPUs exist and stress-ng is installed."""
     settings = settings_from_config(config)
     if settings is None:
@@ -137,7 +137,7 @@ def mem_available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int:
 
 def load_between(before: Mapping[int, stress_ng.GroupSample], after: Mapping[int, stress_ng.GroupSample]) -> dict[str, Any]:
     """What the load measured between two samples of every loaded CPU's group (pure):
-    per CPU the CPU seconds and their share of the wall time, the resident memory."""
+    per CPU the CPU seconds and their share of the wall time, the group's PSS."""
     cpus: dict[str, Any] = {}
     wall = 0.0
     rss = 0
@@ -148,7 +148,7 @@ def load_between(before: Mapping[int, stress_ng.GroupSample], after: Mapping[int
         span = max(end.monotonic_s - start.monotonic_s, 0.0)
         used = max(end.cpu_s - start.cpu_s, 0.0)
         wall = max(wall, span)
-        rss += end.rss_bytes
+        rss += end.pss_bytes
         cpus[str(cpu)] = {
             "cpu_s": round(used, 3),
             "wall_s": round(span, 3),
@@ -156,13 +156,13 @@ def load_between(before: Mapping[int, stress_ng.GroupSample], after: Mapping[int
             "processes": end.processes,
             "pinned": sorted(end.allowed_cpus) == [cpu],
         }
-    return {"cpus": cpus, "wall_s": round(wall, 3), "rss_bytes": rss}
+    return {"cpus": cpus, "wall_s": round(wall, 3), "pss_bytes": rss}
 
 
 def aggregate(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """A frame size's load from its trials' measurements (pure): per CPU the summed CPU
     seconds over the summed wall time (``load_percent``), the lowest trial's load
-    (``min_trial_load_percent``), and the largest resident memory of any trial."""
+    (``min_trial_load_percent``), and the largest PSS (resident memory, shared pages split) of any trial."""
     per_cpu: dict[str, dict[str, float]] = {}
     rss = 0
     count = 0
@@ -170,7 +170,7 @@ def aggregate(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
         if not m or "cpus" not in m:
             continue
         count += 1
-        rss = max(rss, int(m.get("rss_bytes") or 0))
+        rss = max(rss, int(m.get("pss_bytes") or 0))
         for cpu, v in (m.get("cpus") or {}).items():
             acc = per_cpu.setdefault(cpu, {"cpu_s": 0.0, "wall_s": 0.0, "min": float("inf")})
             acc["cpu_s"] += float(v.get("cpu_s") or 0)
@@ -193,20 +193,20 @@ def aggregate(measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
         "trials": count,
         "cpus": cpus,
         "mean_load_percent": round(sum(loads) / len(loads), 1) if loads else None,
-        "rss_bytes": rss,
+        "pss_bytes": rss,
     }
 
 
 def summary_text(load: Mapping[str, Any] | None) -> str:
-    """``stress-ng measured: cpu0 99.8 %, rss 512 MiB (4 trials)`` for the console and report."""
+    """``stress-ng measured: cpu0 99.8 %, resident 512 MiB (PSS) over 4 trial(s)`` for the console and report."""
     if not load:
         return "stress-ng measured: no trial"
     parts = [f"cpu{cpu} {v['load_percent']:.1f} %" if v.get("load_percent") is not None else f"cpu{cpu} ?"
              for cpu, v in (load.get("cpus") or {}).items()]
-    rss = int(load.get("rss_bytes") or 0)
+    rss = int(load.get("pss_bytes") or 0)
     text = "stress-ng measured: " + ", ".join(parts)
     if rss >= 16 * 1024 * 1024:
-        text += f", resident {rss / 1024 / 1024:.0f} MiB"
+        text += f", resident {rss / 1024 / 1024:.0f} MiB (PSS)"
     return text + f" over {load.get('trials')} trial(s)"
 
 

@@ -142,7 +142,7 @@ def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
     except (traffic_types.TrafficTypeError, profiles.ProfileError, warmups.WarmupError) as exc:
         raise PreflightError(f"{where}{exc}") from None
     try:
-        noisy_load.check(config, cpu.online_cpus())  # a load: section runs stress-ng beside the traffic
+        noisy_load.check_config(config, cpu.online_cpus())  # a load: section runs stress-ng beside the traffic
     except noisy_load.LoadError as exc:
         raise PreflightError(f"{where}{exc}") from None
     try:

@@ -7,8 +7,8 @@ a worker sharing a CPU with a busy poller gets what the scheduler gives it. So e
 CPU gets its own stress-ng instance, pinned there with stress-ng's ``--taskset`` and
 started in its own process group (:func:`vsbench.system.commands.spawn`); the CPU time of
 every process of that group, read from ``/proc/<pid>/stat``, over a wall-clock interval is
-the load that CPU really carried, and the resident memory of the group is what the ``mem``
-pattern really held.
+the load that CPU really carried, and the proportional set size (``Pss`` of
+``/proc/<pid>/smaps_rollup``) of the group is the memory the ``mem`` pattern really held.
 
 Ending: SIGCONT (a duty-cycled group may be stopped), SIGTERM to the group, SIGKILL after
 a grace period -- by the group id of the process we started, never by name. ``--timeout``
@@ -41,7 +41,9 @@ class GroupSample:
     """CPU time and resident memory of one process group at one instant."""
 
     cpu_s: float
-    rss_bytes: int
+    #: Proportional set size: each page's size divided among the processes sharing it, so
+    #: the group's sum counts stress-ng's shared segments once (VmRSS would count them per process).
+    pss_bytes: int
     processes: int
     allowed_cpus: frozenset[int]
     monotonic_s: float
@@ -93,8 +95,16 @@ def parse_status(text: str) -> tuple[int, frozenset[int]]:
     return rss, frozenset(allowed)
 
 
+def parse_pss(text: str) -> int | None:
+    """``Pss`` of a ``/proc/<pid>/smaps_rollup`` in bytes (None when absent)."""
+    for line in text.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return None
+
+
 def sample_group(pgrp: int, proc: Path = PROC) -> GroupSample:
-    """Sum CPU time and RSS over every process whose process group is ``pgrp``."""
+    """Sum CPU time and PSS over every process whose process group is ``pgrp``."""
     cpu_s, rss, count, allowed = 0.0, 0, 0, set()
     for entry in proc.iterdir():
         if not entry.name.isdigit():
@@ -104,6 +114,10 @@ def sample_group(pgrp: int, proc: Path = PROC) -> GroupSample:
             if group != pgrp:
                 continue
             resident, cpus = parse_status((entry / "status").read_text())
+            try:
+                resident = parse_pss((entry / "smaps_rollup").read_text()) or resident
+            except (PermissionError, FileNotFoundError):
+                pass  # an older kernel: VmRSS (shared pages counted per process)
         except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
             continue  # exited between listing and reading
         cpu_s += seconds
