@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from run_helpers import assert_nothing_left, build_plans, require, run
-from vsbench.system import commands, stress_ng
+from vsbench.system import cleanup, commands, stress_ng
 
 pytestmark = [
     pytest.mark.integration,
@@ -89,12 +89,13 @@ def test_mem_load_holds_memory_and_is_duty_cycled(tmp_path):
     assert_nothing_left(outcome.run_id)
 
 
-def test_sigterm_mid_run_leaves_no_stress_ng(tmp_path):
-    require(("vswitch", "linux_bridge"), ("trafficgen", "trafgen"))
+def start_and_wait_for_stress(tmp_path: Path, **popen) -> tuple[subprocess.Popen, list[int]]:
+    """``vsbench --test phy2phy_cpu_load --vswitch linux_bridge`` in a subprocess, once its
+    stress-ng instances run and three trials are on disk: (the process, their pids)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "vsbench.cli.main", "--test", "phy2phy_cpu_load", "--vswitch", "linux_bridge",
          "--test-params", "frame_sizes=[64];trial_duration=1", "--results-dir", str(tmp_path)],
-        cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
     pids: list[int] = []
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
@@ -106,8 +107,17 @@ def test_sigterm_mid_run_leaves_no_stress_ng(tmp_path):
             if pids:
                 break
         time.sleep(0.2)
-    assert pids, "the run never recorded its stress-ng pids"
+    if not pids:
+        proc.kill()
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"the run never recorded its stress-ng pids: {err[-2000:]}")
     assert all(alive(p) for p in pids)  # it really was running mid-run
+    return proc, pids
+
+
+def test_sigterm_mid_run_leaves_no_stress_ng(tmp_path):
+    require(("vswitch", "linux_bridge"), ("trafficgen", "trafgen"))
+    proc, pids = start_and_wait_for_stress(tmp_path)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err[-2000:]
@@ -115,6 +125,27 @@ def test_sigterm_mid_run_leaves_no_stress_ng(tmp_path):
     assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
     assert_no_stress_of(pids)
     assert_nothing_left(run_dir.name.rsplit("-", 1)[1])
+
+
+def test_cleanup_after_kill_9_ends_the_dead_runs_stress_ng(tmp_path):
+    """SIGKILL leaves no teardown: stress-ng outlives vsbench, and ``vsbench cleanup``
+    recognises it by the run's work directory on its command line (--temp-path)."""
+    require(("vswitch", "linux_bridge"), ("trafficgen", "trafgen"))
+    proc, pids = start_and_wait_for_stress(tmp_path, start_new_session=True)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert all(alive(p) for p in pids)  # nothing ended them: cleanup must
+    [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    run_id = run_dir.name.rsplit("-", 1)[1]
+    report = cleanup.cleanup(run_ids={run_id})
+    assert not report.failed, report.summary()
+    ended = {i.pid for i in report.removed if i.kind == "process"}
+    assert set(pids) <= ended, report.summary()
+    # its workers end with their parent (stress-ng arms a parent-death signal in each)
+    commands.wait_for(lambda: not any(alive(p) or stress_ng.sample_group(p).processes for p in pids), 10,
+                      what="stress-ng and its workers to end")
+    assert_no_stress_of(pids)
+    assert_nothing_left(run_id)
 
 
 #: Bounds: stress-ng's own --cpu-load (cpu) or vsbench's SIGSTOP/SIGCONT duty cycle (mem)

@@ -246,10 +246,11 @@ class NoisyLoad:
                          if settings.pattern == "mem" else None)
         self.instances: list[stress_ng.StressInstance] = []
 
-    def start(self, resources: ResourceStack, log_dir: Path | None, settle_s: float = 0.5) -> None:
+    def start(self, resources: ResourceStack, log_dir: Path | None, settle_s: float = 0.5,
+              work_dir: Path | None = None) -> None:
         for cpu in self.cpus:
             argv = stress_ng.stress_argv(self.settings.pattern, cpu, self.settings.load_percent, self.vm_bytes,
-                                         self.settings.timeout_s)
+                                         self.settings.timeout_s, temp_path=work_dir)
             log_path = None if log_dir is None else log_dir / f"stress-ng-cpu{cpu}.log"
             instance = stress_ng.StressInstance(cpu, argv, self.settings.load_percent,
                                                 duty_cycle=self.settings.pattern == "mem", log_path=log_path)
@@ -294,7 +295,7 @@ class NoisyLoad:
 
 
 def start_for_plan(config: Mapping[str, Any], cpu_plan: Mapping[str, Any], resources: ResourceStack,
-                   log_dir: Path | None) -> NoisyLoad | None:
+                   log_dir: Path | None, work_dir: Path | None = None) -> NoisyLoad | None:
     """Start the plan's load (None without a ``load`` section) on the CPUs chosen from
     the plan's CPU plan, each instance's teardown registered on ``resources``."""
     settings = settings_from_config(config)
@@ -306,7 +307,7 @@ def start_for_plan(config: Mapping[str, Any], cpu_plan: Mapping[str, Any], resou
     generator = sorted({int(c) for t in cpu_plan.get("threads") or () if t.get("role") == "generator"
                         for c in t.get("cpus") or ()})
     noise = NoisyLoad(settings, cpus, rule, reserved, generator)
-    noise.start(resources, log_dir)
+    noise.start(resources, log_dir, work_dir=work_dir)
     return noise
 
 

@@ -439,7 +439,8 @@ class Run:
             test.notes.append(warning)
             self.display.note(f"warning: {warning}")
 
-        noise = noisy_load.start_for_plan(config, test.cpu_plan, resources, self.run_dir / "logs")
+        noise = noisy_load.start_for_plan(config, test.cpu_plan, resources, self.run_dir / "logs",
+                                          self.claim.work_dir / f"p{index}" if self.claim else None)
         if noise is not None:  # a noisy neighbour (load:), measured around every trial
             test.load = noise.describe()
             test.notes.append(noise.text())

@@ -50,15 +50,20 @@ class GroupSample:
 
 
 def stress_argv(pattern: str, cpu: int, load_percent: float, vm_bytes: int | None, timeout_s: int,
-                binary: str = BINARY) -> list[str]:
+                binary: str = BINARY, temp_path: Path | None = None) -> list[str]:
     """The argv of the one stress-ng instance loading ``cpu``.
 
     ``cpu``: one CPU worker (``--cpu 1``) at ``--cpu-load`` (stress-ng's own duty cycle).
     ``mem``: one vm worker that keeps ``vm_bytes`` mapped and keeps writing them
     (``--vm-keep``); it may be OOM-killed rather than the host's other processes
     (``--oomable``). Its load percent is applied by :class:`StressInstance` (SIGSTOP/SIGCONT).
+    ``temp_path`` (the plan's work directory) puts the run's directory on every stress-ng
+    command line, workers included: what ``vsbench cleanup`` recognises a dead run's
+    processes by after a ``kill -9`` of vsbench.
     """
     common = ["--taskset", str(int(cpu)), "--timeout", f"{int(timeout_s)}s"]
+    if temp_path is not None:
+        common += ["--temp-path", str(temp_path)]
     if pattern == "cpu":
         return [binary, "--cpu", "1", "--cpu-load", str(int(round(load_percent))), *common]
     if pattern == "mem":
