@@ -106,3 +106,16 @@ def test_aggregate_weights_by_wall_time_and_keeps_the_lowest_trial():
     assert agg["mean_load_percent"] == 50.0
     assert nl.aggregate([]) is None
     assert "cpu0 50.0 %" in nl.summary_text(agg)
+
+
+def test_a_load_on_a_cpu_that_is_not_there_is_one_line_exit_2_and_nothing_created(tmp_path, capsys):
+    from vsbench.cli.main import main
+    from vsbench.system import cpu
+
+    missing = max(cpu.online_cpus()) + 1
+    code = main(["--test", "phy2phy_cpu_load", "--vswitch", "linux_bridge", "--results-dir", str(tmp_path / "r"),
+                 "--test-params", f"frame_sizes=[64];load.cpus=[{missing}]"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"load.cpus names CPU(s) [{missing}] that are not online" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
