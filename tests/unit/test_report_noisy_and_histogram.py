@@ -94,3 +94,12 @@ def test_report_of_the_recorded_run_has_the_histogram_and_the_measured_load(run_
 
 def test_no_load_no_section():
     assert report_load.section({"frame_sizes": []}) == []
+
+
+def test_show_prints_the_measured_load_beside_the_throughput(capsys):
+    from vsbench.cli.main import main
+
+    assert main(["show", str(RUN)]) == 0
+    out = capsys.readouterr().out
+    load = json.loads((RUN / "results.json").read_text())["tests"][0]["frame_sizes"][0]["load"]
+    assert f"64 B stress-ng measured: cpu0 {load['cpus']['0']['load_percent']:.1f} %" in out
