@@ -28,7 +28,7 @@ def test_pages_render_in_a_browser(tmp_path, testkit, capsys):
     report = base / "report.html"
     text = report.read_text()
     images = len(re.findall(r"<img ", text))
-    assert images == 3 * 2  # throughput, latency, search trace per repeat
+    assert images == 4 * 2  # throughput, latency, latency histogram, search trace per repeat
     seen = check(report, images)
     assert seen.title.startswith("vsbench report")
 

@@ -138,7 +138,7 @@ def test_runner_writes_a_self_contained_report_with_every_reported_figure(tmp_pa
         search_rows = [r for r in page.rows_starting_with(str(fs["frame_size_bytes"])) if r[1] == "NDR"]
         assert search_rows and search_rows[0][2:4] == [fixed(ndr["lower_bound_fps"]), fixed(ndr["upper_bound_fps"])]
     text = "".join(page.text)
-    assert [tag for tag, _, _ in page.links] == ["img"] * 3  # throughput, latency, search trace
+    assert [tag for tag, _, _ in page.links] == ["img"] * 4  # throughput, latency, latency histogram, search trace
     assert "Every reported figure in results.json recomputes exactly" in text
     assert "No invalid trial, placement warning or irregular search result was recorded." in text
     # the bill of materials and the versions the plugins reported

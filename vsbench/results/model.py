@@ -532,6 +532,10 @@ class FrameSizeResult:
     rfc2889: Rfc2889Result | None = None
     #: Traffic type ``tcp``: the TCP workload's figures (None for frame trials).
     tcp: TcpPoint | None = None
+    #: A noisy neighbour's (``load:``) load measured over this frame size's trials:
+    #: per loaded CPU the CPU seconds of stress-ng's processes over the trials' wall time
+    #: (:func:`vsbench.runner.noisy_load.aggregate`); None without a load.
+    load: dict[str, Any] | None = None
     sweep: list[SweepStep] = field(default_factory=list)
     sweep_reference_fps: float | None = None
     #: What the line rate rests on (present-if-present): ``port`` -- every sending port's
@@ -613,6 +617,9 @@ class TestResult:
     repeat: dict[str, int] | None = None
     #: An integration testcase's steps, in order (empty for a performance test).
     steps: list[StepResult] = field(default_factory=list)
+    #: The noisy neighbour asked for (``load:``): tool, pattern, CPUs and why, pids;
+    #: None without one (:meth:`vsbench.runner.noisy_load.NoisyLoad.describe`).
+    load: dict[str, Any] | None = None
 
 
 @dataclass

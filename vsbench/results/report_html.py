@@ -26,8 +26,8 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from vsbench.results import (line_rate_basis, recompute, report_host, report_plots, report_scaling, report_suite,
-                             report_mix, report_traffic, run_metrics, writers)
+from vsbench.results import (line_rate_basis, recompute, report_host, report_latency_hist, report_load, report_mix,
+                             report_plots, report_scaling, report_suite, report_traffic, run_metrics, writers)
 from vsbench.results import render as templates
 from vsbench.results.page_model import (
     Details,
@@ -786,6 +786,7 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
     parts.append(_steps_table(test))  # an integration testcase's steps
     parts.append(report_traffic.sections(test))  # back2back, burst, load_sweep
     parts.append(report_mix.section(test))  # a frame mix per size
+    parts.append(report_load.section(test))  # a noisy neighbour's measured load (load:)
     parts.append(_plan_notes(files, notes))
     if any(p.get("name") != "continuous" for fs in test.get("frame_sizes") or [] for p in fs.get("points") or []):
         parts.append(_search_table(files, test))
@@ -800,6 +801,9 @@ def _plan_section(files: RunFiles, test: Mapping[str, Any], notes: Sequence[Note
                         "One-way latency at the reported throughput versus frame size (results.json): average "
                         "with the min..max range in µs, from the latency trial named in the tables; a latency "
                         "trial the generator did not send as asked is left out (flagged ✗ in the tables)."))
+    if isinstance(index, int):
+        parts.append(figure(report_latency_hist.histogram_figure(test, files.trials_of(index)),
+                            report_latency_hist.CAPTION))
     parts.append(_trace(files, test, config))
     if isinstance(index, int):
         parts.append(_invalid_table(files, index))

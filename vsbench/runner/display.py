@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vsbench.runner import display_efficiency, display_mix
+from vsbench.runner import display_efficiency, display_mix, noisy_load
 from vsbench.results import line_rate_basis, writers
 from vsbench.results.model import FrameSizeResult, GeneratorFloor, ReportedPoint, RunResults, TestResult, TrialRecord
 
@@ -230,6 +230,8 @@ class RunDisplay:
             for fs in test.frame_sizes:
                 if fs.back2back is not None:
                     self.console.print(f"{fs.frame_size_bytes} B {back2back_text(fs)}", highlight=False)
+                if fs.load is not None:  # a noisy neighbour's measured load, beside the throughput
+                    self.console.print(f"{fs.frame_size_bytes} B {noisy_load.summary_text(fs.load)}", highlight=False)
             if any(fs.nominal_line_rate_fps for fs in test.frame_sizes) and test.traffic_type != "tcp":
                 self.note(f"note: line rate: {line_rate_basis.describe(_frame_size_docs(test), test.link_gbps)}",
                           style="default")

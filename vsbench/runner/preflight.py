@@ -19,9 +19,10 @@ from vsbench.deployment import get as get_deployment
 from vsbench.interfaces.plugin import Plugin, RunParameters
 from vsbench.measurement import profiles
 from vsbench.measurement import warmup as warmups
-from vsbench.runner import guard, plugins, traffic_types
+from vsbench.runner import guard, noisy_load, plugins, traffic_types
 from vsbench.runner.plugin_context import RunParametersError, run_parameters
 from vsbench.runner.plan import TestPlan
+from vsbench.system import cpu
 from vsbench.system.deadline import DeadlineExceeded
 
 PLUGIN_KINDS = ("vswitch", "trafficgen", "vnf")
@@ -140,6 +141,10 @@ def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
         profiles.link_bps(config)
         warmups.settings_from_traffic(traffic)
     except (traffic_types.TrafficTypeError, profiles.ProfileError, warmups.WarmupError) as exc:
+        raise PreflightError(f"{where}{exc}") from None
+    try:
+        noisy_load.check_config(config, cpu.online_cpus())  # a load: section runs stress-ng beside the traffic
+    except noisy_load.LoadError as exc:
         raise PreflightError(f"{where}{exc}") from None
     try:
         # the switch generates its rule set only once it runs: a bad one is found here instead

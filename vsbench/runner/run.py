@@ -56,7 +56,7 @@ from vsbench.results import frame_mix_figures, writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
-from vsbench.runner import doctor_host, guard, placement, preflight, traffic_tcp, traffic_types
+from vsbench.runner import doctor_host, guard, noisy_load, placement, preflight, traffic_tcp, traffic_types
 from vsbench.runner.config import redact_secrets, redact_url_passwords
 from vsbench.runner.display import RunDisplay
 from vsbench.runner.integration.execute import StepFailed
@@ -449,6 +449,13 @@ class Run:
             test.notes.append(warning)
             self.display.note(f"warning: {warning}")
 
+        noise = noisy_load.start_for_plan(config, test.cpu_plan, resources, self.run_dir / "logs",
+                                          self.claim.work_dir / f"p{index}" if self.claim else None)
+        if noise is not None:  # a noisy neighbour (load:), measured around every trial
+            test.load = noise.describe()
+            test.notes.append(noise.text())
+            self.display.note(noise.text())
+            collectors = [*collectors, noise.collector()]
         identity = TrialIdentity(self.run_id, index, plan.label)
         trials = TrialRunner(generator, self.sink, identity, collectors, vswitch=deployment.vswitch,
                              vnfs=vnfs, paths=getattr(deployment, "paths", None) or ())
@@ -516,6 +523,9 @@ class Run:
                 if fs.status != "complete":  # keep the account of what did run
                     traffic_types.account(fs, trials.records[first_trial:], [endpoint_note] if endpoint_note else [])
                 note_wrong_frames(fs, trials.records[first_trial:])
+                if noise is not None:
+                    fs.load = noisy_load.account(trials.records[first_trial:])
+                    self.display.note(f"{plan.label} {fs.frame_size_bytes} B: {noisy_load.summary_text(fs.load)}")
                 normalise_points(test, fs)
                 self.display.frame_size_finished(fs)
                 self.write_results()

@@ -33,7 +33,7 @@ from vsbench.runner.plan import TestPlan
 #: not imported here: the CLI loads this module on every call, the deployments only to run).
 NO_VSWITCH = "none"
 LAYER_SECTIONS = ("traffic", "search", "latency", "dut", "overlay", "tcp", "trafficgen", "vnf", "thresholds",
-                  "topology")
+                  "topology", "load")
 
 
 class TestcaseError(cfg.ConfigError):
