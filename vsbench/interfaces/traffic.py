@@ -14,6 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
+from vsbench.interfaces.modification import FrameModification
+
 #: Per-frame overhead on the wire besides the frame itself: preamble + SFD (8 B) + IFG (12 B).
 L1_OVERHEAD_BYTES = 20
 #: The Ethernet FCS, counted in the frame size but not written by software generators.
@@ -159,6 +161,12 @@ class TrafficProfile:
     tunnels: tuple[TunnelFields, ...] = ()
     #: Port-to-port streams to send instead of the port pair (see above); None: the pair.
     streams: tuple[PortStream, ...] | None = None
+    #: What the device under test does to every frame, in every direction
+    #: (``dut.frame_modification``): a generator that declares the kind in
+    #: ``frame_modifications`` counts a frame received only when it arrives so modified,
+    #: and an unmodified or wrongly modified one as delivered wrong. ``frame_size_bytes``
+    #: stays the size sent; frames arrive ``frame_modification.size_delta_bytes`` longer.
+    frame_modification: FrameModification | None = None
 
     @property
     def directions(self) -> int:

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from vsbench.interfaces.modification import FrameModification
 from vsbench.interfaces.traffic import (
     MAX_FRAME_SIZE_BYTES,
     MIN_FRAME_SIZE_BYTES,
@@ -53,8 +54,10 @@ def flow_fields(fields: Mapping[str, Any] | None) -> FlowFields:
     return FlowFields(**fields)
 
 
-def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int) -> TrafficProfile:
-    """The profile for one frame size of the ``traffic`` config section."""
+def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int,
+                  frame_modification: FrameModification | None = None) -> TrafficProfile:
+    """The profile for one frame size of the ``traffic`` config section, whose frames the
+    DUT modifies as ``frame_modification`` says (``dut.frame_modification``)."""
     if not MIN_FRAME_SIZE_BYTES <= int(frame_size_bytes) <= MAX_FRAME_SIZE_BYTES:
         raise ProfileError(
             f"frame size {frame_size_bytes} B outside {MIN_FRAME_SIZE_BYTES}..{MAX_FRAME_SIZE_BYTES} B"
@@ -69,6 +72,7 @@ def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int) -> TrafficP
         bidirectional=bool(traffic.get("bidirectional", True)),
         fields=flow_fields(traffic.get("fields")),
         encapsulation=traffic.get("encapsulation"),
+        frame_modification=frame_modification,
     )
 
 

@@ -460,8 +460,9 @@ class Run:
                 self.write_results()
                 continue
             # several port pairs (p2p/phy_vnf_phy topology.port_pairs, lanes) go as port-to-port streams
-            profile = profiles.on_port_pairs(deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes)),
-                                             deployment.generator_port_count // 2)
+            profile = profiles.on_port_pairs(deployment.profile(profiles.build_profile(
+                traffic, fs.frame_size_bytes, checked.run.frame_modification)), deployment.generator_port_count // 2)
+            _note_frame_modification(fs, profile)
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
@@ -679,6 +680,20 @@ def note_wrong_frames(fs: FrameSizeResult, records: Sequence[Any]) -> None:
                 "(see rx_wrong_samples in trials.jsonl); counted as lost")
         if note not in fs.notes:
             fs.notes.append(note)
+
+
+def _note_frame_modification(fs: Any, profile: Any) -> None:
+    """Say in the frame size's notes what the DUT does to the frames and what sizes the
+    figures are of (frames sent; they arrive ``size_delta_bytes`` longer)."""
+    mod = getattr(profile, "frame_modification", None)
+    if mod is None:
+        return
+    note = f"frame modification {mod.describe()}: every frame verified at the receiver"
+    if mod.size_delta_bytes:
+        note += (f"; frames arrive {profile.frame_size_bytes + mod.size_delta_bytes} B, rates and bit rates are "
+                 f"of the {profile.frame_size_bytes} B frames sent")
+    if note not in fs.notes:
+        fs.notes.append(note)
 
 
 def max_frame_bytes(vswitch: Any) -> int | None:
