@@ -518,6 +518,10 @@ class FrameSizeResult:
     #: delivered them over every trial of this frame size (None: nothing was verified).
     outer_frame_size_bytes: int | None = None
     rx_wrong_frames: int | None = None
+    #: Frame modification (``dut.frame_modification``): the size frames arrive at after the
+    #: DUT modified them (a pushed VLAN tag: 4 B more); rates and bit rates stay those of
+    #: ``frame_size_bytes``, the frames sent. None without a modification.
+    received_frame_size_bytes: int | None = None
     #: Traffic type ``tcp``: the TCP workload's figures (None for frame trials).
     tcp: TcpPoint | None = None
     sweep: list[SweepStep] = field(default_factory=list)

@@ -429,6 +429,8 @@ class Run:
         test.switching_operations = deployment.switching_operations  # the shape as built
         if hasattr(deployment, "describe"):
             test.topology = deployment.describe()
+        if checked.run.frame_modification is not None and test.topology is not None:
+            test.topology = {**test.topology, "frame_modification": checked.run.frame_modification.to_dict()}
         for note in deployment.notes():  # what stands in for what the report had (v2v: endpoints for VMs; a router's sockets)
             test.notes.append(note)
             self.display.note(note)
@@ -462,7 +464,8 @@ class Run:
             # several port pairs (p2p/phy_vnf_phy topology.port_pairs, lanes) go as port-to-port streams
             profile = profiles.on_port_pairs(deployment.profile(profiles.build_profile(
                 traffic, fs.frame_size_bytes, checked.run.frame_modification)), deployment.generator_port_count // 2)
-            _note_frame_modification(fs, profile)
+            if profile.frame_modification is not None:  # figures are of the frames sent
+                fs.received_frame_size_bytes = profile.frame_size_bytes + profile.frame_modification.size_delta_bytes
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
             fs.nominal_line_rate_fps = profiles.nominal_line_rate_fps(config, profile)
@@ -680,20 +683,6 @@ def note_wrong_frames(fs: FrameSizeResult, records: Sequence[Any]) -> None:
                 "(see rx_wrong_samples in trials.jsonl); counted as lost")
         if note not in fs.notes:
             fs.notes.append(note)
-
-
-def _note_frame_modification(fs: Any, profile: Any) -> None:
-    """Say in the frame size's notes what the DUT does to the frames and what sizes the
-    figures are of (frames sent; they arrive ``size_delta_bytes`` longer)."""
-    mod = getattr(profile, "frame_modification", None)
-    if mod is None:
-        return
-    note = f"frame modification {mod.describe()}: every frame verified at the receiver"
-    if mod.size_delta_bytes:
-        note += (f"; frames arrive {profile.frame_size_bytes + mod.size_delta_bytes} B, rates and bit rates are "
-                 f"of the {profile.frame_size_bytes} B frames sent")
-    if note not in fs.notes:
-        fs.notes.append(note)
 
 
 def max_frame_bytes(vswitch: Any) -> int | None:
