@@ -68,21 +68,21 @@ def test_every_kind_has_an_example():
 ])
 def test_the_setting_is_a_closed_schema_checked_set(setting, error):
     with pytest.raises(m.ModificationError, match=error):
-        m.parse(setting)
+        m.from_setting(setting)
 
 
 def test_parsed_modifications_say_what_they_do_to_frame_sizes():
-    assert m.parse(None) is None
-    push = m.parse({"kind": "vlan_push", "vlan_id": 100})
+    assert m.from_setting(None) is None
+    push = m.from_setting({"kind": "vlan_push", "vlan_id": 100})
     assert (push.size_delta_bytes, push.l3_shift_bytes, push.describe()) == (4, 0, "vlan_push vlan_id=100")
-    assert m.parse({"kind": "vlan_pop"}).size_delta_bytes == -4
-    mpls = m.parse(EXAMPLES["mpls_push"])
+    assert m.from_setting({"kind": "vlan_pop"}).size_delta_bytes == -4
+    mpls = m.from_setting(EXAMPLES["mpls_push"])
     assert (mpls.size_delta_bytes, mpls.l3_shift_bytes) == (4, 4)
-    assert m.parse(EXAMPLES["mac_rewrite"]).to_dict() == EXAMPLES["mac_rewrite"]
+    assert m.from_setting(EXAMPLES["mac_rewrite"]).to_dict() == EXAMPLES["mac_rewrite"]
 
 
 def test_tagged_frames_are_asked_for_exactly_by_the_kinds_that_need_them():
-    pop, push = m.parse({"kind": "vlan_pop"}), m.parse({"kind": "vlan_push", "vlan_id": 1})
+    pop, push = m.from_setting({"kind": "vlan_pop"}), m.from_setting({"kind": "vlan_push", "vlan_id": 1})
     assert "set traffic.fields.vlan_id" in m.check_fields(pop, None)
     assert m.check_fields(pop, 10) is None
     assert "leave traffic.fields.vlan_id unset" in m.check_fields(push, 10)
@@ -107,7 +107,7 @@ OVS_ACTIONS = {
 
 @pytest.mark.parametrize("kind", sorted(m.KINDS))
 def test_ovs_turns_every_kind_into_actions_on_both_forwarding_flows(kind):
-    mod = m.parse(EXAMPLES[kind])
+    mod = m.from_setting(EXAMPLES[kind])
     match, modify = modification_flow(mod)
     assert (match, modify) == OVS_ACTIONS[kind]
     lines = ovs_flows.port_to_port_flows(1, 2, match=match, modify=modify)
@@ -141,7 +141,7 @@ def test_without_a_modification_the_flows_are_unchanged():
     *[(EXAMPLES[k], False) for k in sorted(m.KINDS) if not k.startswith("vlan_p")],
 ])
 def test_the_linux_bridge_does_what_vlan_filtering_can_and_says_why_not_the_rest(setting, allowed):
-    refusal = LinuxBridge.modification_refusal(m.parse(setting))
+    refusal = LinuxBridge.modification_refusal(m.from_setting(setting))
     assert (refusal is None) == allowed, refusal
     if refusal:
         assert "\n" not in refusal and len(refusal) < 200
@@ -222,7 +222,7 @@ def dut_output(kind: str, sent: bytes, setting: dict) -> bytes:
 @pytest.mark.parametrize("direction", [0, 1])
 def test_the_receiver_counts_a_correctly_modified_frame_and_an_unmodified_one_as_wrong(kind, direction):
     setting = EXAMPLES[kind]
-    mod = m.parse(setting)
+    mod = m.from_setting(setting)
     fields = _sent_fields(kind, reverse=bool(direction))
     plan = plan_flows(_sent_fields(kind), 8)
     plan = plan.swapped() if direction else plan
@@ -263,7 +263,7 @@ def test_a_wrongly_modified_frame_is_wrong_with_the_reason(setting, why):
     fields = _sent_fields(kind)
     plan = plan_flows(fields, 1)
     sent = frames.bulk_template(fields, 64).data
-    expected = verify.modified_frame(fields, plan, 0, m.parse(setting), sent)
+    expected = verify.modified_frame(fields, plan, 0, m.from_setting(setting), sent)
     frame = dut_output(kind, sent, produced)
     assert run_bpf(verify.wrong_frame_program(expected), frame) == verify.SAMPLE_BYTES
     assert why in expected.verdict(frame)
@@ -272,7 +272,7 @@ def test_a_wrongly_modified_frame_is_wrong_with_the_reason(setting, why):
 def test_a_modification_the_receiver_could_not_tell_from_none_is_refused():
     fields = FlowFields()
     sent = frames.bulk_template(fields, 64).data
-    same = m.parse({"kind": "ip_rewrite", "dst_ip": fields.dst_ip})
+    same = m.from_setting({"kind": "ip_rewrite", "dst_ip": fields.dst_ip})
     with pytest.raises(ValueError, match="could not tell a modified frame"):
         verify.modified_frame(fields, plan_flows(fields, 1), 0, same, sent)
 

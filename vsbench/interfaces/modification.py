@@ -128,7 +128,7 @@ def _value(kind: str, name: str, typ: str, value: Any) -> Any:
         raise ModificationError(f"{where} must be an IPv4 address, got {value!r}") from None
 
 
-def parse(setting: Mapping[str, Any] | None) -> FrameModification | None:
+def from_setting(setting: Mapping[str, Any] | None) -> FrameModification | None:
     """The :class:`FrameModification` of ``dut.frame_modification`` (None when unset).
 
     The set is closed: an unknown kind, a parameter another kind takes, a missing required
@@ -145,16 +145,17 @@ def parse(setting: Mapping[str, Any] | None) -> FrameModification | None:
     if unknown:
         takes = ", ".join(allowed) or "no parameters"
         raise ModificationError(f"dut.frame_modification {kind} takes {takes}; not {', '.join(unknown)}")
-    values: dict[str, Any] = {}
+    values = dict(setting)
     for name, (typ, required) in allowed.items():
-        if setting.get(name) is None:
+        if values.get(name) is None:
             if required:
                 raise ModificationError(f"dut.frame_modification {kind} needs {name}")
+            values.pop(name, None)
             continue
-        values[name] = _value(kind, name, typ, setting[name])
-    if kind in ONE_OF and not values:
+        values[name] = _value(kind, name, typ, values[name])
+    if kind in ONE_OF and len(values) == 1:
         raise ModificationError(f"dut.frame_modification {kind} needs at least one of {', '.join(allowed)}")
-    return FrameModification(kind=kind, **values)
+    return FrameModification(**values)
 
 
 def check_fields(mod: FrameModification | None, vlan_id: int | None) -> str | None:

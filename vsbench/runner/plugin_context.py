@@ -36,7 +36,7 @@ def run_parameters(config: Mapping[str, Any]) -> RunParameters:
     try:
         fields = profiles.flow_fields(traffic.get("fields"))
         rule_set = rules.rule_set_from_config(config)
-        frame_modification = modifications.parse(dut.get("frame_modification"))
+        frame_modification = modifications.from_setting(dut.get("frame_modification"))
     except (profiles.ProfileError, rules.RuleSetError, modifications.ModificationError) as exc:
         raise RunParametersError(str(exc)) from None
     problem = modifications.check_fields(frame_modification, fields.vlan_id)
