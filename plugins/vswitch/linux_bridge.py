@@ -36,6 +36,7 @@ The forwarding cost is kernel softirq time (see vsbench.system.cpu), not a threa
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import platform
@@ -73,6 +74,19 @@ BRIDGE_NF_SYSCTLS = (
 )
 
 
+@functools.lru_cache(maxsize=1)
+def vlan_filtering_missing() -> str | None:
+    """Why the running kernel's bridge cannot filter VLANs (one clause), or None when it
+    can: a bridge with ``vlan_filtering 1`` tried in a throwaway namespace, once per
+    process. A kernel built without CONFIG_BRIDGE_VLAN_FILTERING refuses it."""
+    found = host_check.check_link_types(("bridge",), options=("vlan_filtering", "1"))
+    if not found:
+        return None
+    what = found[0].what
+    detail = what[what.find("(") + 1:-1] if what.endswith(")") and "(" in what else what
+    return f"'ip link add type bridge vlan_filtering 1': {detail}; it needs CONFIG_BRIDGE_VLAN_FILTERING"
+
+
 def _defaults(settings: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: v["default"] for k, v in SETTINGS_SCHEMA["properties"].items()}
     out.update(settings or {})
@@ -101,6 +115,10 @@ class LinuxBridge(VSwitch):
             return "a bridge port tags frames with the VLAN ID only (PCP 0); leave vlan_pcp unset"
         if kind == "vlan_push" and not 1 <= int(modification.vlan_id) <= 4094:
             return f"a bridge VLAN is 1..4094, not {modification.vlan_id}"
+        missing = vlan_filtering_missing()
+        if missing:
+            return (f"this kernel's bridge has no VLAN filtering, the only way it tags or untags frames "
+                    f"without tc actions ({missing})")
         return None
 
     def __init__(self, context) -> None:

@@ -14,10 +14,13 @@ frame arrives and every one is counted wrong, with the reason.
 from __future__ import annotations
 
 import os
+from io import StringIO
 
 import pytest
+from rich.console import Console
 
 from run_helpers import assert_reproducible_and_clean, build_plans, require, run
+from vsbench.runner.run import run_plans
 
 pytestmark = pytest.mark.integration
 
@@ -41,24 +44,49 @@ KINDS = {
     "ip_rewrite": "{kind: ip_rewrite, src_ip: 192.0.2.1, dst_ip: 192.0.2.2}",
     "l4_rewrite": "{kind: l4_rewrite, src_port: 5000, dst_port: 6000}",
 }
-CASES = [("ovs_dpdk", kind) for kind in KINDS] + [("linux_bridge", "vlan_pop"),
-                                                  ("linux_bridge", "vlan_push_pcp0")]
+#: The Linux bridge pushes (PCP 0) and pops by VLAN filtering, where the kernel has it.
+BRIDGE_KINDS = {"vlan_push": "{kind: vlan_push, vlan_id: 100}", "vlan_pop": KINDS["vlan_pop"]}
 
 
-def _params(kind: str) -> str:
-    setting = "{kind: vlan_push, vlan_id: 100}" if kind == "vlan_push_pcp0" else KINDS[kind]
+def _params(vswitch: str, kind: str) -> str:
+    setting = (BRIDGE_KINDS if vswitch == "linux_bridge" else KINDS)[kind]
     return f"{PARAMS};dut.frame_modification={setting}"
 
 
-@pytest.mark.parametrize("vswitch, kind", CASES)
+@pytest.mark.parametrize("vswitch, kind", [("ovs_dpdk", kind) for kind in KINDS])
 def test_every_frame_arrives_modified_and_is_counted(tmp_path, vswitch, kind):
+    _modified_run(tmp_path, vswitch, kind)
+
+
+@pytest.mark.parametrize("kind", sorted(BRIDGE_KINDS))
+def test_the_linux_bridge_pushes_and_pops_a_vlan_or_says_why_not_before_creating_anything(tmp_path, kind):
+    """Where the kernel's bridge filters VLANs, every frame arrives tagged (untagged) and
+    verified; where it does not (this testbed's kernel: CONFIG_BRIDGE_VLAN_FILTERING off,
+    and no 8021q or tc actions either) the run is refused with that reason, exit 2,
+    nothing created."""
+    from vsbench_plugins.vswitch.linux_bridge import vlan_filtering_missing
+
+    require(("trafficgen", "trafgen"), ("vswitch", "linux_bridge"))
+    if vlan_filtering_missing() is None:
+        _modified_run(tmp_path, "linux_bridge", kind)
+        return
+    out = StringIO()
+    code = run_plans(build_plans("phy2phy_cont", "linux_bridge", _params("linux_bridge", kind)), tmp_path,
+                     Console(file=out, width=400))
+    console = " ".join(out.getvalue().split())
+    assert code == 2, console
+    assert "bridge has no VLAN filtering" in console and "CONFIG_BRIDGE_VLAN_FILTERING" in console, console
+    assert list(tmp_path.iterdir()) == []  # no run directory: refused before anything was created
+
+
+def _modified_run(tmp_path, vswitch: str, kind: str) -> None:
     require(("trafficgen", "trafgen"), ("vswitch", vswitch))
-    outcome = run(tmp_path, build_plans("phy2phy_cont", vswitch, _params(kind)))
+    outcome = run(tmp_path, build_plans("phy2phy_cont", vswitch, _params(vswitch, kind)))
     assert outcome.code == 0, outcome.console
     [result] = outcome.results()["tests"]
-    assert result["topology"]["frame_modification"]["kind"] == kind.replace("_pcp0", "")
+    assert result["topology"]["frame_modification"]["kind"] == kind
     [fs] = result["frame_sizes"]
-    delta = {"vlan_push": 4, "vlan_push_pcp0": 4, "vlan_pop": -4, "mpls_push": 4}.get(kind, 0)
+    delta = {"vlan_push": 4, "vlan_pop": -4, "mpls_push": 4}.get(kind, 0)
     assert (fs["frame_size_bytes"], fs["received_frame_size_bytes"], fs["rx_wrong_frames"]) == (64, 64 + delta, 0), fs
     [point] = fs["points"]
     assert point["valid"] and point["loss_ratio"] == 0.0, fs
@@ -78,7 +106,7 @@ def test_an_unmodified_delivery_is_counted_wrong_not_received(tmp_path, monkeypa
 
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"))
     monkeypatch.setattr(switch, "modification_flow", lambda mod: ("", ""))
-    outcome = run(tmp_path, build_plans("phy2phy_cont", "ovs_dpdk", _params("dscp")))
+    outcome = run(tmp_path, build_plans("phy2phy_cont", "ovs_dpdk", _params("ovs_dpdk", "dscp")))
     assert outcome.code == 0, outcome.console
     [fs] = outcome.results()["tests"][0]["frame_sizes"]
     [trial] = [t for t in outcome.trials() if t["role"] == "continuous"]

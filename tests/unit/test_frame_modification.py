@@ -140,11 +140,23 @@ def test_without_a_modification_the_flows_are_unchanged():
     ({"kind": "vlan_push", "vlan_id": 4095}, False),
     *[(EXAMPLES[k], False) for k in sorted(m.KINDS) if not k.startswith("vlan_p")],
 ])
-def test_the_linux_bridge_does_what_vlan_filtering_can_and_says_why_not_the_rest(setting, allowed):
+def test_the_linux_bridge_does_what_vlan_filtering_can_and_says_why_not_the_rest(setting, allowed, monkeypatch):
+    from vsbench_plugins.vswitch import linux_bridge
+
+    monkeypatch.setattr(linux_bridge, "vlan_filtering_missing", lambda: None)  # a kernel that has it
     refusal = LinuxBridge.modification_refusal(m.from_setting(setting))
     assert (refusal is None) == allowed, refusal
     if refusal:
         assert "\n" not in refusal and len(refusal) < 200
+
+
+def test_on_a_kernel_without_bridge_vlan_filtering_the_linux_bridge_refuses_vlan_too(monkeypatch):
+    from vsbench_plugins.vswitch import linux_bridge
+
+    monkeypatch.setattr(linux_bridge, "vlan_filtering_missing", lambda: "'ip link add ...': Operation not supported")
+    for setting in ({"kind": "vlan_push", "vlan_id": 100}, {"kind": "vlan_pop"}):
+        refusal = LinuxBridge.modification_refusal(m.from_setting(setting))
+        assert refusal.startswith("this kernel's bridge has no VLAN filtering") and "Operation not supported" in refusal
 
 
 # ---------------------------------------------------------------- the receiver
@@ -322,13 +334,17 @@ def test_the_preflight_refuses_a_modification_outside_one_switch_pass():
         _check("pvp_tput", "ovs_dpdk", "dut.frame_modification={kind: dscp, dscp: 46}")
 
 
-def test_the_vlan_testcases_push_vid_100_and_pass_the_preflight_on_both_switches():
+def test_the_vlan_testcases_push_vid_100_and_pass_the_preflight_where_the_switch_can():
+    """On ovs_dpdk always; on linux_bridge where the kernel's bridge filters VLANs, and
+    otherwise refused with that reason (this host's kernel has no VLAN filtering)."""
+    from vsbench.runner import preflight
+    from vsbench_plugins.vswitch.linux_bridge import vlan_filtering_missing
+
     for test in ("phy2phy_tput_mod_vlan", "phy2phy_tput_mod_vlan_cont"):
         for vswitch in ("ovs_dpdk", "linux_bridge"):
-            try:
-                [checked] = _check(test, vswitch, "trial_duration=1")
-            except Exception as exc:
-                if "missing" in str(exc) or "not installed" in str(exc):
-                    pytest.skip(str(exc))
-                raise
+            if vswitch == "linux_bridge" and vlan_filtering_missing():
+                with pytest.raises(preflight.PreflightError, match="bridge has no VLAN filtering"):
+                    _check(test, vswitch, "trial_duration=1")
+                continue
+            [checked] = _check(test, vswitch, "trial_duration=1")
             assert checked.run.frame_modification == m.FrameModification("vlan_push", vlan_id=100)
