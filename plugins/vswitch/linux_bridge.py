@@ -13,6 +13,10 @@ warm-up trial) teaches the FDB so measured traffic is switched, not flooded. A f
 whose destination MAC was learned on its own ingress port is dropped — a unidirectional
 profile must not use the reverse side's source MAC as destination from the same port.
 
+Frame modification (``dut.frame_modification``): VLAN push and pop by the bridge's VLAN
+filtering (:meth:`LinuxBridge._vlan_modification`); every other kind needs tc actions,
+which the plugin refuses with that reason before anything is created.
+
 With ``br_netfilter`` present the kernel by default passes bridged IPv4/IPv6/ARP frames
 through iptables, which also *drops IPv4 frames with a bad header checksum* and costs
 CPU. Unless ``bridge_netfilter: true``, the plugin turns the ``net.bridge.bridge-nf-call-*``
@@ -39,6 +43,7 @@ The forwarding cost is kernel softirq time (see vsbench.system.cpu), not a threa
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import platform
@@ -78,6 +83,19 @@ BRIDGE_NF_SYSCTLS = (
 )
 
 
+@functools.lru_cache(maxsize=1)
+def vlan_filtering_missing() -> str | None:
+    """Why the running kernel's bridge cannot filter VLANs (one clause), or None when it
+    can: a bridge with ``vlan_filtering 1`` tried in a throwaway namespace, once per
+    process. A kernel built without CONFIG_BRIDGE_VLAN_FILTERING refuses it."""
+    found = host_check.check_link_types(("bridge",), options=("vlan_filtering", "1"))
+    if not found:
+        return None
+    what = found[0].what
+    detail = what[what.find("(") + 1:-1] if what.endswith(")") and "(" in what else what
+    return f"'ip link add type bridge vlan_filtering 1': {detail}; it needs CONFIG_BRIDGE_VLAN_FILTERING"
+
+
 def _defaults(settings: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: v["default"] for k, v in SETTINGS_SCHEMA["properties"].items()}
     out.update(settings or {})
@@ -93,6 +111,26 @@ class LinuxBridge(VSwitch):
     tunnel_types: ClassVar[tuple[str, ...]] = ("vxlan",)
     supports_learning: ClassVar[bool] = True
     vport_kinds: ClassVar[tuple[str, ...]] = ("tap",)
+    #: What VLAN filtering can do (module docstring); every other kind would need tc
+    #: actions (act_vlan, act_pedit) on the ports.
+    frame_modifications: ClassVar[tuple[str, ...]] = ("vlan_push", "vlan_pop")
+
+    @classmethod
+    def modification_refusal(cls, modification: Any) -> str | None:
+        """VLAN push (PCP 0) and pop through VLAN filtering; nothing else (no tc here)."""
+        kind = modification.kind
+        if kind not in cls.frame_modifications:
+            return (f"a bridge rewrites no headers; {kind} would need tc actions (act_pedit/act_vlan), "
+                    "which it does not use (and this testbed's kernel lacks); it does vlan_push and vlan_pop")
+        if kind == "vlan_push" and modification.vlan_pcp:
+            return "a bridge port tags frames with the VLAN ID only (PCP 0); leave vlan_pcp unset"
+        if kind == "vlan_push" and not 1 <= int(modification.vlan_id) <= 4094:
+            return f"a bridge VLAN is 1..4094, not {modification.vlan_id}"
+        missing = vlan_filtering_missing()
+        if missing:
+            return (f"this kernel's bridge has no VLAN filtering, the only way it tags or untags frames "
+                    f"without tc actions ({missing})")
+        return None
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -247,6 +285,41 @@ class LinuxBridge(VSwitch):
             master = self._link(port.name).get("master")
             if master != real:
                 raise PluginError(f"port {port.name} is not in bridge {real} (master: {master})")
+        self._vlan_modification(real, (a, b))
+
+    def _bridge(self, *args: str) -> None:
+        try:
+            commands.run(["bridge", *args], netns=self.netns)
+        except commands.CommandError as exc:
+            raise PluginError(f"bridge {' '.join(args[:5])}: {exc.stderr.strip() or exc}") from exc
+
+    def _vlan_modification(self, real: str, ports: tuple[SwitchPort, ...]) -> None:
+        """``dut.frame_modification`` vlan_push / vlan_pop by VLAN filtering: every port
+        of the pair a member of one VLAN only, as the PVID with tagged egress (push: an
+        untagged frame entering takes the VID, and leaves the other port tagged) or as an
+        untagged member (pop: a frame tagged with the VID enters, and leaves untagged).
+        Both directions alike. The ports leave the bridge at teardown, and their VLAN
+        membership with it."""
+        mod = self.context.run.frame_modification
+        if mod is None:
+            return
+        refusal = self.modification_refusal(mod)
+        if refusal:
+            raise PluginError(f"linux_bridge cannot {mod.kind}: {refusal}")
+        if mod.kind == "vlan_push":
+            vid, flags = int(mod.vlan_id), ("pvid",)
+        else:
+            sent = self.context.run.flow_fields.vlan_id
+            if sent is None or not 1 <= int(sent) <= 4094:
+                raise PluginError(f"linux_bridge vlan_pop: frames must be sent tagged with a VLAN 1..4094 "
+                                  f"(traffic.fields.vlan_id), not {sent}")
+            vid, flags = int(sent), ("untagged",)
+        self._ip("link", "set", "dev", real, "type", "bridge", "vlan_filtering", "1")
+        for port in ports:
+            self._bridge("vlan", "del", "dev", port.name, "vid", "1")
+            self._bridge("vlan", "add", "dev", port.name, "vid", str(vid), *flags)
+        log.info("linux_bridge: %s by VLAN filtering (VID %d, %s) on %s", mod.kind, vid, flags[0],
+                 ", ".join(p.name for p in ports))
 
     def connect_many(self, bridge: str, hub: SwitchPort, spokes) -> None:
         """Nothing to install either: N spokes and a hub on one learning bridge forward by

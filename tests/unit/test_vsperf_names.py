@@ -24,7 +24,6 @@ VSPERF_NON_VPP = (
 #: Added by other parts of issue 27 (RFC 2889; frame modification) on their own branches:
 #: the merger empties this set once they are in, and the test then holds for all 20.
 EXPECTED_MISSING_UNTIL_MERGED = {
-    "phy2phy_tput_mod_vlan", "phy2phy_tput_mod_vlan_cont",  # frame modification part
 }
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
+from vsbench.interfaces.modification import FrameModification
 from vsbench.interfaces.rules import RuleSetSpec
 from vsbench.interfaces.traffic import FlowFields
 from vsbench.system.resources import ResourceStack
@@ -119,6 +120,9 @@ class RunParameters:
     * ``meter_pps``, ``meter_window_s`` -- the reference meter on the switch's forwarding
       path (``dut.meter_pps``, ``dut.meter_window_s``; refused likewise without
       ``supports_meters``).
+    * ``frame_modification`` -- what the switch must do to every frame it forwards
+      (``dut.frame_modification``, :mod:`vsbench.interfaces.modification`); refused
+      for a switch whose :meth:`VSwitch.modification_refusal` gives a reason.
 
     ``None`` means "not set": use your own default.
     """
@@ -129,6 +133,7 @@ class RunParameters:
     rule_set: RuleSetSpec | None = None
     meter_pps: int | None = None
     meter_window_s: float | None = None
+    frame_modification: FrameModification | None = None
 
 
 @dataclass

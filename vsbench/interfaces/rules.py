@@ -132,21 +132,28 @@ def default_directions(a_port: int, b_port: int, bidirectional: bool) -> list[Di
     return out
 
 
-def rule_lines(spec: RuleSetSpec, directions: Sequence[Direction]) -> Iterator[str]:
-    """The rules of ``spec`` for ``directions``, one ovs-ofctl flow per item."""
+def rule_lines(spec: RuleSetSpec, directions: Sequence[Direction], *, match: str = "",
+               modify: str = "") -> Iterator[str]:
+    """The rules of ``spec`` for ``directions``, one ovs-ofctl flow per item. ``match``
+    and ``modify`` (a frame modification's prerequisites and actions, e.g. ``ip`` and
+    ``dec_ttl``) go into every rule's match and before its output."""
     if len(directions) != spec.directions:
         raise RuleSetError(f"{spec.directions} direction(s) expected, got {len(directions)}")
+    extra = f"{match}," if match else ""
+    before = f"{modify}," if modify else ""
     if spec.template == "in_out":
         for d in directions:
-            yield f"priority={RULE_PRIORITY},in_port={d.in_port},actions=output:{d.out_port}"
+            yield f"priority={RULE_PRIORITY},{extra}in_port={d.in_port},actions={before}output:{d.out_port}"
         return
+    # nw_src/nw_dst need an IPv4 match; "udp" is one already
+    l3 = extra if match in ("ip", "udp") else f"ip,{extra}"
     src_base = int(ipaddress.IPv4Address(spec.fields.src_ip))
     dst_base = int(ipaddress.IPv4Address(spec.fields.dst_ip))
     src_step = 1 if "src_ip" in spec.fields.vary else 0
     dst_step = 1 if "dst_ip" in spec.fields.vary else 0
     for d in directions:
-        head = f"priority={RULE_PRIORITY},ip,in_port={d.in_port},nw_src="
-        tail = f",actions=output:{d.out_port}"
+        head = f"priority={RULE_PRIORITY},{l3}in_port={d.in_port},nw_src="
+        tail = f",actions={before}output:{d.out_port}"
         for i in range(spec.rules):
             src = src_base + i * src_step
             dst = dst_base + i * dst_step
@@ -155,12 +162,13 @@ def rule_lines(spec: RuleSetSpec, directions: Sequence[Direction]) -> Iterator[s
             yield f"{head}{_dotted(src)},nw_dst={_dotted(dst)}{tail}"
 
 
-def write_rule_file(path: Path, spec: RuleSetSpec, directions: Sequence[Direction]) -> int:
+def write_rule_file(path: Path, spec: RuleSetSpec, directions: Sequence[Direction], *,
+                    match: str = "", modify: str = "") -> int:
     """Write the rule set to ``path`` (one flow per line); return how many rules."""
     count = 0
     buffer: list[str] = []
     with open(path, "w", encoding="ascii") as handle:
-        for line in rule_lines(spec, directions):
+        for line in rule_lines(spec, directions, match=match, modify=modify):
             buffer.append(line)
             if len(buffer) >= 65536:
                 handle.write("\n".join(buffer) + "\n")

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from vsbench.interfaces.frame_mix import FrameMix
+from vsbench.interfaces.modification import FrameModification
 
 #: Per-frame overhead on the wire besides the frame itself: preamble + SFD (8 B) + IFG (12 B).
 L1_OVERHEAD_BYTES = 20
@@ -172,6 +173,12 @@ class TrafficProfile:
     #: learned. Only a generator that declares :attr:`GeneratorCapabilities.monitor_ports`
     #: takes a profile with them.
     monitor_ports: tuple[int, ...] = ()
+    #: What the device under test does to every frame, in every direction
+    #: (``dut.frame_modification``): a generator that declares the kind in
+    #: ``frame_modifications`` counts a frame received only when it arrives so modified,
+    #: and an unmodified or wrongly modified one as delivered wrong. ``frame_size_bytes``
+    #: stays the size sent; frames arrive ``frame_modification.size_delta_bytes`` longer.
+    frame_modification: FrameModification | None = None
 
     @property
     def mean_frame_size_bytes(self) -> float:

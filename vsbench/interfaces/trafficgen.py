@@ -105,6 +105,12 @@ class TrafficGenerator(Plugin):
     #: that port encapsulated frames expected back. The preflight refuses an overlay test
     #: with a generator that does not list its encapsulation.
     encapsulations: ClassVar[tuple[str, ...]] = ()
+    #: Frame modification kinds (:mod:`vsbench.interfaces.modification`) whose result the
+    #: generator verifies at the receiver for a profile with ``frame_modification``: a
+    #: frame counts as received only when it arrives so modified. The preflight refuses a
+    #: ``dut.frame_modification`` the generator does not list (its frames would be counted
+    #: unverified, and an unmodified path would pass for a modifying one).
+    frame_modifications: ClassVar[tuple[str, ...]] = ()
 
     #: True when :meth:`run_tcp` is implemented (a TCP workload, ``traffic.type: tcp``).
     supports_tcp: ClassVar[bool] = False

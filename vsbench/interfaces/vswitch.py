@@ -130,6 +130,21 @@ class VSwitch(Plugin):
     #: RFC 2889's address caching and learning tests need it; the preflight refuses them
     #: on a switch that does not declare it.
     supports_learning: ClassVar[bool] = False
+    #: Frame modification kinds (:data:`vsbench.interfaces.modification.KINDS`) the switch
+    #: puts on its forwarding path when ``context.run.frame_modification`` asks; the
+    #: preflight refuses the others with :meth:`modification_refusal`'s reason.
+    frame_modifications: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def modification_refusal(cls, modification: Any) -> str | None:
+        """Why this switch cannot apply ``modification`` (a
+        :class:`~vsbench.interfaces.modification.FrameModification`), one clause, or None
+        when it can. Default: the kinds of :attr:`frame_modifications`; a switch that can do
+        a kind only with some parameters overrides this to say which."""
+        if modification.kind in cls.frame_modifications:
+            return None
+        can = ", ".join(cls.frame_modifications) or "none"
+        return f"it does not modify frames by {modification.kind} (kinds it does: {can})"
 
     def plan_ports(self, kinds: Collection[str]) -> None:
         """Told before :meth:`start` which port kinds the topology will add, for what a

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from vsbench.interfaces.frame_mix import FrameMix, FrameMixError, named_mixes
+from vsbench.interfaces.modification import FrameModification
 from vsbench.interfaces.traffic import (
     MAX_FRAME_SIZE_BYTES,
     MIN_FRAME_SIZE_BYTES,
@@ -54,9 +55,11 @@ def flow_fields(fields: Mapping[str, Any] | None) -> FlowFields:
     return FlowFields(**fields)
 
 
-def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int) -> TrafficProfile:
+def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int,
+                  frame_modification: FrameModification | None = None) -> TrafficProfile:
     """The profile for one frame size of the ``traffic`` config section (a mix's
-    representative size gives the mix's profile: :func:`frame_entries`)."""
+    representative size gives the mix's profile: :func:`frame_entries`), whose frames the
+    DUT modifies as ``frame_modification`` says (``dut.frame_modification``)."""
     mix = mix_of(traffic, int(frame_size_bytes))
     sizes = mix.sizes_bytes if mix is not None else (int(frame_size_bytes),)
     for size in sizes:
@@ -76,6 +79,7 @@ def build_profile(traffic: Mapping[str, Any], frame_size_bytes: int) -> TrafficP
         fields=flow_fields(traffic.get("fields")),
         encapsulation=traffic.get("encapsulation"),
         frame_mix=mix,
+        frame_modification=frame_modification,
     )
 
 

@@ -530,6 +530,10 @@ class FrameSizeResult:
     #: RFC 2889 traffic types (``rfc2889_*``): forwarding rate, learning rate or caching
     #: capacity (:mod:`vsbench.results.rfc2889_model`); None otherwise.
     rfc2889: Rfc2889Result | None = None
+    #: Frame modification (``dut.frame_modification``): the size frames arrive at after the
+    #: DUT modified them (a pushed VLAN tag: 4 B more); rates and bit rates stay those of
+    #: ``frame_size_bytes``, the frames sent. None without a modification.
+    received_frame_size_bytes: int | None = None
     #: Traffic type ``tcp``: the TCP workload's figures (None for frame trials).
     tcp: TcpPoint | None = None
     #: A noisy neighbour's (``load:``) load measured over this frame size's trials:

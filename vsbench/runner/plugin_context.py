@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from vsbench.interfaces.plugin import RunParameters
+from vsbench.interfaces import modification as modifications
 from vsbench.measurement import profiles, rules
 
 
@@ -35,8 +36,12 @@ def run_parameters(config: Mapping[str, Any]) -> RunParameters:
     try:
         fields = profiles.flow_fields(traffic.get("fields"))
         rule_set = rules.rule_set_from_config(config)
-    except (profiles.ProfileError, rules.RuleSetError) as exc:
+        frame_modification = modifications.from_setting(dut.get("frame_modification"))
+    except (profiles.ProfileError, rules.RuleSetError, modifications.ModificationError) as exc:
         raise RunParametersError(str(exc)) from None
+    problem = modifications.check_fields(frame_modification, fields.vlan_id)
+    if problem:
+        raise RunParametersError(problem)
     drain = traffic.get("drain_s")
     if drain is not None and (isinstance(drain, bool) or not isinstance(drain, (int, float)) or drain < 0):
         raise RunParametersError(f"traffic.drain_s must be a number of seconds >= 0, got {drain!r}")
@@ -47,4 +52,5 @@ def run_parameters(config: Mapping[str, Any]) -> RunParameters:
         rule_set=rule_set,
         meter_pps=_positive(dut.get("meter_pps"), "dut.meter_pps", int),
         meter_window_s=_positive(dut.get("meter_window_s"), "dut.meter_window_s", float),
+        frame_modification=frame_modification,
     )

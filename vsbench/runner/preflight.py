@@ -152,6 +152,7 @@ def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
     except RunParametersError as exc:
         raise PreflightError(f"{where}{exc}") from None
     _check_encapsulation(config, deployment, classes, where)
+    _check_frame_modification(config, run, deployment, classes, where)
     try:
         deployment.check_config(config, classes.get("vnf"))
     except DeploymentError as exc:
@@ -167,6 +168,40 @@ def check_plan(plan: TestPlan, probed: dict | None = None) -> CheckedPlan:
     except traffic_types.TrafficTypeError as exc:
         raise PreflightError(f"{where}{exc}") from None
     return CheckedPlan(classes, collectors, deployment, sizes, run, shape)
+
+
+#: Deployments a frame modification is measured on: one switch pass, so the frames arrive
+#: modified once (a pvp chain would apply it on each of its bridges).
+MODIFICATION_DEPLOYMENTS = ("p2p",)
+
+
+def _check_frame_modification(config: Mapping[str, Any], run: RunParameters, deployment: type[Deployment],
+                              classes: Mapping[str, type[Plugin]], where: str) -> None:
+    """``dut.frame_modification`` is refused, before anything is created, on a deployment
+    with other than one switch pass, with encapsulation, on a switch that gives a reason
+    it cannot do it (:meth:`VSwitch.modification_refusal`) and with a generator that does
+    not verify that kind at the receiver; one that moves the payload (MPLS) with latency
+    probes, which are found at the unmodified frame's payload offset."""
+    mod = run.frame_modification
+    if mod is None:
+        return
+    what = f"dut.frame_modification {mod.kind}"
+    if deployment.name not in MODIFICATION_DEPLOYMENTS or not deployment.uses_vswitch:
+        raise PreflightError(f"{where}{what} is measured through one switch pass "
+                             f"(deployment {' or '.join(MODIFICATION_DEPLOYMENTS)}), not {deployment.name}")
+    if deployment.encapsulation is not None:
+        raise PreflightError(f"{where}{what} cannot be combined with {deployment.encapsulation} encapsulation")
+    switch = classes["vswitch"]
+    refusal = switch.modification_refusal(mod)  # type: ignore[attr-defined]
+    if refusal:
+        raise PreflightError(f"{where}vswitch {switch.name} cannot run {what}: {refusal}")
+    if mod.l3_shift_bytes and (config.get("latency") or {}).get("enabled"):
+        raise PreflightError(f"{where}{what} moves the payload the latency probes are found at; "
+                             "measure it with latency.enabled=false")
+    generator = classes["trafficgen"]
+    if mod.kind not in tuple(getattr(generator, "frame_modifications", ()) or ()):
+        raise PreflightError(f"{where}trafficgen {generator.name} does not verify {what} at the receiver "
+                             "(its frames would be counted unverified); use --trafficgen trafgen")
 
 
 def _check_no_switch_settings(config: Mapping[str, Any], deployment: str, where: str) -> None:

@@ -431,6 +431,8 @@ class Run:
         test.switching_operations = deployment.switching_operations  # the shape as built
         if hasattr(deployment, "describe"):
             test.topology = deployment.describe()
+        if checked.run.frame_modification is not None and test.topology is not None:
+            test.topology = {**test.topology, "frame_modification": checked.run.frame_modification.to_dict()}
         for note in deployment.notes():  # what stands in for what the report had (v2v: endpoints for VMs; a router's sockets)
             test.notes.append(note)
             self.display.note(note)
@@ -479,8 +481,10 @@ class Run:
                 self.write_results()
                 continue
             # several port pairs (p2p/phy_vnf_phy topology.port_pairs, lanes) go as port-to-port streams
-            profile = profiles.on_port_pairs(deployment.profile(profiles.build_profile(traffic, fs.frame_size_bytes)),
-                                             deployment.generator_port_count // 2)
+            profile = profiles.on_port_pairs(deployment.profile(profiles.build_profile(
+                traffic, fs.frame_size_bytes, checked.run.frame_modification)), deployment.generator_port_count // 2)
+            if profile.frame_modification is not None:  # figures are of the frames sent
+                fs.received_frame_size_bytes = profile.frame_size_bytes + profile.frame_modification.size_delta_bytes
             if profile.encapsulation is not None:
                 fs.outer_frame_size_bytes = profile.outer_frame_size_bytes
             if profile.frame_mix is not None:

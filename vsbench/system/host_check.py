@@ -37,7 +37,8 @@ class Finding:
 
 
 #: Link types the embedded testbed and the kernel switches create, with their kernel option.
-LINK_KERNEL_OPTIONS = {"veth": "CONFIG_VETH", "bridge": "CONFIG_BRIDGE"}
+LINK_KERNEL_OPTIONS = {"veth": "CONFIG_VETH", "bridge": "CONFIG_BRIDGE",
+                       "bridge vlan_filtering 1": "CONFIG_BRIDGE_VLAN_FILTERING"}
 
 
 def check_testbed_kernel(timeout_s: float = 10.0) -> list[Finding]:
@@ -45,9 +46,11 @@ def check_testbed_kernel(timeout_s: float = 10.0) -> list[Finding]:
     return check_link_types(("veth",), timeout_s)
 
 
-def check_link_types(kinds: Sequence[str], timeout_s: float = 10.0) -> list[Finding]:
+def check_link_types(kinds: Sequence[str], timeout_s: float = 10.0,
+                     options: Sequence[str] = ()) -> list[Finding]:
     """Network namespaces and each link type of ``kinds`` (``veth``, ``bridge``), tried:
-    ``ip netns add``, one link of each type inside it, ``ip netns del``. The namespace name
+    ``ip netns add``, one link of each type inside it (with ``options`` after the type,
+    e.g. ``("vlan_filtering", "1")`` for a feature of the type), ``ip netns del``. The namespace name
     carries a fresh run id (``vsb-<id>-chk``) and the run is claimed while it exists, so
     ``vsbench cleanup`` neither touches it meanwhile nor misses it if this process is killed."""
     ip = commands.which("ip")
@@ -72,9 +75,10 @@ def check_link_types(kinds: Sequence[str], timeout_s: float = 10.0) -> list[Find
             for index, kind in enumerate(kinds):
                 name = naming.iface_name(run_id, "ck", 2 * index)
                 extra = ["peer", "name", naming.iface_name(run_id, "ck", 2 * index + 1)] if kind == "veth" else []
-                added = ip_run("-n", ns, "link", "add", name, "type", kind, *extra)
+                added = ip_run("-n", ns, "link", "add", name, "type", kind, *extra, *options)
                 if added.returncode != 0:
-                    option = LINK_KERNEL_OPTIONS.get(kind, "its kernel option")
+                    option = LINK_KERNEL_OPTIONS.get(" ".join((kind, *options)),
+                                                     LINK_KERNEL_OPTIONS.get(kind, "its kernel option"))
                     found.append(Finding(f"{kind} interfaces ({last_line(added)})",
                                          f"modprobe {kind}, or boot a kernel with {option} "
                                          "(e.g. Debian's linux-image-amd64)"))

@@ -28,6 +28,27 @@ from vsbench_plugins.trafficgen.trafgen_probe import (
 )
 
 
+#: ``PACKET_AUXDATA`` (linux/if_packet.h): each frame read comes with a ``tpacket_auxdata``,
+#: which holds the VLAN tag the kernel took off the frame before the socket saw it.
+PACKET_AUXDATA = 8
+AUXDATA_BYTES = 20  # u32 status, len, snaplen; u16 mac, net, vlan_tci, vlan_tpid
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+
+
+def with_vlan_tag(data: bytes, ancillary: list[tuple[int, int, bytes]]) -> bytes:
+    """``data`` as it was on the wire: the outer VLAN tag the kernel moved into the
+    packet's metadata (``tpacket_auxdata``) put back after the MAC addresses."""
+    for level, kind, payload in ancillary:
+        if level != SOL_PACKET or kind != PACKET_AUXDATA or len(payload) < AUXDATA_BYTES:
+            continue
+        status, _len, _snap, _mac, _net, tci, tpid = struct.unpack("IIIHHHH", payload[:AUXDATA_BYTES])
+        if status & TP_STATUS_VLAN_VALID and len(data) >= 12:
+            tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
+            return data[:12] + struct.pack("!HH", tpid, tci) + data[12:]
+    return data
+
+
 class ForeignFrameCounter:
     """One counting socket per interface in ``ifaces`` inside ``netns``.
 
@@ -54,6 +75,8 @@ class ForeignFrameCounter:
                 self._sockets[iface] = sock
                 attach_filter(sock, programs.get(iface) or foreign_filter())
                 sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+                if keep_samples:
+                    sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
                 sock.setblocking(False)
                 sock.bind((iface, ETH_P_ALL))
@@ -64,11 +87,11 @@ class ForeignFrameCounter:
     def _drain(self, sock: socket.socket, kept: list[bytes]) -> None:
         while True:
             try:
-                data = sock.recv(self._snap)
+                data, ancillary, _flags, _addr = sock.recvmsg(self._snap, socket.CMSG_SPACE(AUXDATA_BYTES))
             except (BlockingIOError, InterruptedError):
                 return
             if len(kept) < self._keep:
-                kept.append(data)
+                kept.append(with_vlan_tag(data, ancillary))
 
     def read(self) -> dict[str, int]:
         """Accepted frames per interface since the previous read (the kernel resets them)."""

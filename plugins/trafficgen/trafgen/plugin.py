@@ -71,6 +71,7 @@ from vsbench.interfaces.traffic import (
     TrialResult,
 )
 from vsbench.interfaces.trafficgen import TrafficGenerator
+from vsbench.interfaces.modification import KINDS as modification_kinds
 from vsbench.interfaces.host import host_check, link_speed, naming
 from vsbench.interfaces.commands import CommandError, ManagedProcess, run, spawn, which
 from vsbench.interfaces.host.netlink import LinkCounterReader, LinkCounters, NetlinkError, list_links
@@ -216,6 +217,8 @@ class Trafgen(TrafficGenerator):
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     #: VXLAN out of (and expected back on) the profile's tunnel port(s); see :mod:`.verify`.
     encapsulations: ClassVar[tuple[str, ...]] = ("vxlan",)
+    #: Every kind is verified at the receiving port (:func:`.verify.modified_frame`).
+    frame_modifications: ClassVar[tuple[str, ...]] = tuple(modification_kinds)
     #: Every engine sends runs of one flow (``traffic.fields.pattern: burst``): trafgen
     #: with a packet per frame of the run (:func:`.config.render_packets`), the pacer and
     #: xdp senders with their ``run`` line (``csrc/vsbench_streams.h``).
@@ -426,13 +429,15 @@ class Trafgen(TrafficGenerator):
                                              mix=tuple(by_size[size] for size in mix.cycle)))
             if tunnels:
                 directions = [self._through_tunnel(d, profile) for d in directions]
+            if profile.frame_modification is not None:
+                directions = self._modified(directions, profile)
         except (flows.FlowPlanError, frames.FrameError, ValueError) as exc:
             raise PluginError(f"trafgen: {exc}") from None
 
         netns = ports[0].netns
         self._ports = ports
         self._open_readers(netns, [p.iface for p in ports])
-        if tunnels:
+        if tunnels or profile.frame_modification is not None:
             self._open_verifiers(netns, [p.iface for p in ports], directions)
         self._open_size_counter(netns, directions, profile, tunnels)
         monitors = self._monitor_ifaces(profile, ports)
@@ -604,6 +609,21 @@ class Trafgen(TrafficGenerator):
         expected = verify.expected_frame(d.fields, d.plan, d.index, profile.tunnel_on(d.rx.index))
         return dataclasses.replace(d, template=template, expected=expected)
 
+    def _modified(self, directions: list[_Direction], profile: TrafficProfile) -> list[_Direction]:
+        """Directions whose frames the DUT modifies (``profile.frame_modification``, every
+        direction alike): each must arrive so modified (:func:`.verify.modified_frame`)."""
+        from vsbench_plugins.trafficgen.trafgen import verify
+
+        mod = profile.frame_modification
+        assert mod is not None
+        if mod.kind not in self.frame_modifications:
+            raise ValueError(f"it does not verify frame modification {mod.kind}")
+        if profile.encapsulation is not None or profile.streams is not None:
+            raise ValueError("a frame modification is verified on one plain pair of ports "
+                             "(no encapsulation, no port-to-port streams)")
+        return [dataclasses.replace(d, expected=verify.modified_frame(d.fields, d.plan, d.index, mod, d.template.data))
+                for d in directions]
+
     def _open_verifiers(self, netns: str, ifaces: list[str], directions: list[_Direction]) -> None:
         """Encapsulated profiles: foreign frames are looked for at both payload offsets
         (plain and inside VXLAN), and each receiving port counts the bulk frames that
@@ -613,7 +633,7 @@ class Trafgen(TrafficGenerator):
         if self._foreign is not None:
             self._foreign.close()
             self._foreign = None
-        offsets = [verify.PLAIN_PAYLOAD_OFFSET, verify.ENCAPSULATED_PAYLOAD_OFFSET]
+        offsets = sorted({o for d in directions for o in (d.expected.payload_offset, d.expected.other_payload_offset)})
         programs = {d.rx.iface: verify.wrong_frame_program(d.expected) for d in directions}
         try:
             self._foreign = ForeignFrameCounter(netns, ifaces, {i: verify.foreign_program(offsets) for i in ifaces})
@@ -954,7 +974,7 @@ class Trafgen(TrafficGenerator):
 
     def _subtract_wrong(self, result_dirs: list[DirectionCounters], stats: dict[str, Any]
                         ) -> tuple[list[DirectionCounters], int | None]:
-        """Encapsulated profiles: bulk frames that arrived other than expected are not
+        """Encapsulated and modified profiles: bulk frames that arrived other than expected are not
         received frames; each direction's count, and a few of them with what was wrong,
         go into ``stats["directions"]``. (None, unchanged counters: nothing verified.)"""
         if self._wrong is None:

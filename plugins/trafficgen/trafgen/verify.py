@@ -28,12 +28,14 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Sequence
 
+from vsbench.interfaces.modification import FrameModification
 from vsbench.interfaces.traffic import VXLAN_OVERHEAD_BYTES, FlowFields, TunnelFields
 
 from vsbench_plugins.trafficgen.trafgen.flows import FlowPlan, base_value
 from vsbench_plugins.trafficgen.trafgen.frames import (
     DIRECTION_BYTE_OFFSET,
     ETH_HEADER_BYTES,
+    IP_TTL,
     IPV4_HEADER_BYTES,
     OUTER_IP_OFFSET,
     OUTER_UDP_OFFSET,
@@ -58,15 +60,27 @@ _LOAD = {4: LD_W, 2: LD_H, 1: LD_B}
 Insn = tuple[int, int, int, int]
 
 
+#: Classic BPF ancillary data (linux/filter.h): loads at SKF_AD_OFF + code read the
+#: packet's metadata, not its bytes. The kernel moves a frame's outer VLAN tag into that
+#: metadata before any packet socket sees the frame, so a tag is checked there.
+SKF_AD_OFF = -0x1000
+SKF_AD_VLAN_TAG = 44
+SKF_AD_VLAN_TAG_PRESENT = 48
+VLAN_TPIDS = (0x8100, 0x88A8)
+
+
 @dataclass(frozen=True)
 class Check:
-    """``width`` bytes at ``offset`` must hold a value from ``low`` to ``high``."""
+    """``width`` bytes at ``offset`` must hold a value from ``low`` to ``high``; with
+    ``ancillary`` (``SKF_AD_VLAN_TAG``, ``SKF_AD_VLAN_TAG_PRESENT``) the value is that
+    piece of the packet's metadata instead (``offset`` unused)."""
 
     offset: int
     width: int
     low: int
     high: int
     what: str
+    ancillary: int | None = None
 
 
 @dataclass(frozen=True)
@@ -76,15 +90,33 @@ class ExpectedFrame:
     payload_offset: int
     checks: tuple[Check, ...]
     encapsulated: bool
+    #: Where else a bulk frame of this direction may carry its payload when the DUT got it
+    #: wrong (a frame modification that moves the payload: the unmodified frame's offset);
+    #: None: the other of plain and encapsulated.
+    alt_payload_offset: int | None = None
 
     @property
     def other_payload_offset(self) -> int:
+        if self.alt_payload_offset is not None:
+            return self.alt_payload_offset
         return PLAIN_PAYLOAD_OFFSET if self.encapsulated else ENCAPSULATED_PAYLOAD_OFFSET
 
     def verdict(self, frame: bytes) -> str | None:
         """Why ``frame`` is not as expected (the first check it fails), None when it is;
-        the same decision as the BPF program, for the record of a wrong frame."""
+        the same decision as the BPF program, for the record of a wrong frame. ``frame``
+        is as on the wire: an outer VLAN tag in it is read as the metadata the kernel
+        would have moved it to."""
+        tci: int | None = None
+        if len(frame) >= 18 and int.from_bytes(frame[12:14], "big") in VLAN_TPIDS:
+            tci = int.from_bytes(frame[14:16], "big")
+            frame = frame[:12] + frame[16:]
         for c in self.checks:
+            if c.ancillary is not None:
+                value = (0 if tci is None else 1) if c.ancillary == SKF_AD_VLAN_TAG_PRESENT else (tci or 0)
+                if not c.low <= value <= c.high:
+                    want = f"{c.low:#x}" if c.low == c.high else f"{c.low:#x}..{c.high:#x}"
+                    return f"{c.what} is {value:#x}, expected {want}"
+                continue
             if c.offset + c.width > len(frame):
                 return f"{c.what}: frame too short ({len(frame)} B)"
             value = int.from_bytes(frame[c.offset:c.offset + c.width], "big")
@@ -146,6 +178,83 @@ def expected_frame(fields: FlowFields, plan: FlowPlan, direction: int, tunnel: T
     return ExpectedFrame(ENCAPSULATED_PAYLOAD_OFFSET, tuple(checks), True)
 
 
+def _field_checks(fields: FlowFields, plan: FlowPlan, name: str, offset: int, width: int,
+                  rewritten: str | int | None, what: str) -> list[Check]:
+    """``name`` at ``offset``: within its flow range as sent, or exactly ``rewritten``."""
+    if rewritten is not None:
+        value = _ip(str(rewritten)) if name.endswith("_ip") else int(rewritten)
+        return [Check(offset, width, value, value, f"{what} (rewritten)")]
+    low = base_value(fields, name)
+    return [Check(offset, width, low, low + plan.period(name) - 1, what)]
+
+
+def _mac_field_checks(fields: FlowFields, plan: FlowPlan, name: str, offset: int,
+                      rewritten: str | None, what: str) -> list[Check]:
+    """A MAC: exactly ``rewritten``, or as sent (its low 4 bytes within the flow range
+    when it varies)."""
+    if rewritten is not None:
+        return _mac_checks(offset, rewritten, f"{what} (rewritten)")
+    value = int(str(getattr(fields, name)).replace(":", ""), 16)
+    low = base_value(fields, name)
+    return [Check(offset, 2, value >> 32, value >> 32, what),
+            Check(offset + 2, 4, low, low + plan.period(name) - 1, what)]
+
+
+def modified_checks(fields: FlowFields, plan: FlowPlan, direction: int, mod: FrameModification) -> list[Check]:
+    """Checks of the frame of ``fields`` (flows of ``plan``) as it must arrive after the
+    DUT applied ``mod``, as a receiving packet socket sees it (an outer VLAN tag in the
+    metadata, :data:`SKF_AD_VLAN_TAG`). Besides the fields the kind changes, the tag's
+    presence is always checked, and the TOS and TTL bytes where the kind sets them."""
+    kind = mod.kind
+    checks = [*_mac_field_checks(fields, plan, "dst_mac", 0, mod.dst_mac, "destination MAC"),
+              *_mac_field_checks(fields, plan, "src_mac", 6, mod.src_mac, "source MAC")]
+    tagged = kind in ("vlan_push", "vlan_rewrite")
+    checks.append(Check(0, 4, int(tagged), int(tagged), "VLAN tag present", ancillary=SKF_AD_VLAN_TAG_PRESENT))
+    if tagged:
+        vid = mod.vlan_id if mod.vlan_id is not None else int(fields.vlan_id or 0)
+        pcp = mod.vlan_pcp if mod.vlan_pcp is not None else (0 if kind == "vlan_push" else int(fields.vlan_pcp))
+        tci = (int(pcp) << 13) | int(vid)
+        checks.append(Check(0, 4, tci, tci, "VLAN TCI (PCP, VID)", ancillary=SKF_AD_VLAN_TAG))
+    ip = ETH_HEADER_BYTES + mod.l3_shift_bytes
+    if kind == "mpls_push":
+        label = int(mod.mpls_label or 0) << 12
+        checks += [Check(12, 2, 0x8847, 0x8847, "EtherType (MPLS)"),
+                   Check(ETH_HEADER_BYTES, 4, label, label | 0xFFF, "MPLS label")]
+    else:
+        checks.append(Check(12, 2, 0x0800, 0x0800, "EtherType"))
+    checks.append(Check(ip, 1, 0x45, 0x45, "IPv4 version/IHL"))
+    if kind == "dscp":
+        tos = int(mod.dscp or 0) << 2
+        checks.append(Check(ip + 1, 1, tos, tos, "IPv4 TOS (DSCP)"))
+    if kind in ("ttl_set", "ttl_decrement"):
+        ttl = int(mod.ttl) if kind == "ttl_set" else IP_TTL - 1  # type: ignore[arg-type]
+        checks.append(Check(ip + 8, 1, ttl, ttl, "IPv4 TTL"))
+    checks.append(Check(ip + 9, 1, 17, 17, "IP protocol"))
+    udp = ip + IPV4_HEADER_BYTES
+    checks += _field_checks(fields, plan, "src_ip", ip + 12, 4, mod.src_ip, "source IP")
+    checks += _field_checks(fields, plan, "dst_ip", ip + 16, 4, mod.dst_ip, "destination IP")
+    checks += _field_checks(fields, plan, "src_port", udp, 2, mod.src_port, "UDP source port")
+    checks += _field_checks(fields, plan, "dst_port", udp + 2, 2, mod.dst_port, "UDP destination port")
+    payload = udp + UDP_HEADER_BYTES
+    checks.append(Check(payload, 2, BULK_MAGIC, BULK_MAGIC, "bulk magic"))
+    checks.append(Check(payload + DIRECTION_BYTE_OFFSET, 1, direction, direction, "direction byte"))
+    return checks
+
+
+def modified_frame(fields: FlowFields, plan: FlowPlan, direction: int, mod: FrameModification,
+                   sent: bytes) -> ExpectedFrame:
+    """The frame of ``direction`` as it must arrive after ``mod``. Refuses a modification
+    the receiver could not tell from no modification: ``sent`` (flow 0's frame as sent,
+    wire form) must fail the checks, or an unmodified path would pass for a modifying one."""
+    payload = PLAIN_PAYLOAD_OFFSET + mod.l3_shift_bytes
+    alt = PLAIN_PAYLOAD_OFFSET if mod.l3_shift_bytes else PLAIN_PAYLOAD_OFFSET + 4
+    expected = ExpectedFrame(payload, tuple(modified_checks(fields, plan, direction, mod)), False, alt)
+    if expected.verdict(sent) is None:
+        raise ValueError(f"frame modification {mod.describe()} leaves direction {direction}'s frames as they "
+                         "are sent: the receiver could not tell a modified frame from an unmodified one")
+    return expected
+
+
 LD_LEN = 0x80  # BPF_LD | BPF_W | BPF_LEN: the frame's length
 
 #: An instruction before assembly: (code, k, jump if true, jump if false), a jump being
@@ -196,7 +305,10 @@ def wrong_frame_program(expected: ExpectedFrame, snap_bytes: int = SAMPLE_BYTES)
         "check",
     ]
     for c in expected.checks:
-        steps.append((_LOAD[c.width], c.offset, None, None))
+        if c.ancillary is not None:
+            steps.append((LD_W, (SKF_AD_OFF + c.ancillary) & 0xFFFFFFFF, None, None))
+        else:
+            steps.append((_LOAD[c.width], c.offset, None, None))
         if c.low == c.high:
             steps.append((JEQ, c.low, None, "accept"))
         else:

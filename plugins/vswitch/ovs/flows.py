@@ -18,14 +18,18 @@ FORWARD_METER_ID = 1
 
 def port_to_port_flows(
     a_port: int, b_port: int, *, meter_id: int | None = None,
-    priority: int = FORWARD_PRIORITY, table: int = 0,
+    priority: int = FORWARD_PRIORITY, table: int = 0, match: str = "", modify: str = "",
 ) -> list[str]:
     """Flows sending everything from OpenFlow port ``a_port`` to ``b_port`` and back,
-    through meter ``meter_id`` first when given (OpenFlow 1.3 meter instruction)."""
+    through meter ``meter_id`` first when given (OpenFlow 1.3 meter instruction). With a
+    frame modification (:mod:`.modify`) each flow also matches ``match`` and applies the
+    ``modify`` actions before its output."""
     meter = f"meter:{meter_id}," if meter_id is not None else ""
+    head = f"{match}," if match else ""
+    actions = f"{modify}," if modify else ""
     return [
-        f"table={table},priority={priority},in_port={a_port},actions={meter}output:{b_port}",
-        f"table={table},priority={priority},in_port={b_port},actions={meter}output:{a_port}",
+        f"table={table},priority={priority},{head}in_port={a_port},actions={meter}{actions}output:{b_port}",
+        f"table={table},priority={priority},{head}in_port={b_port},actions={meter}{actions}output:{a_port}",
     ]
 
 

@@ -29,11 +29,13 @@ from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
 from vsbench.interfaces.vswitch import FlowSpec, PortSpec, SwitchPort, SwitchThread, VSwitch
 from vsbench.interfaces import ResourceStack, commands
 from vsbench.interfaces import rules as rulesets
+from vsbench.interfaces.modification import KINDS as modification_kinds
 from vsbench.interfaces.host import cpu, naming
 
 from vsbench_plugins.vswitch.ovs import flows, parse
 from vsbench_plugins.vswitch.ovs.ctl import OPENFLOW_PROTOCOLS, OvsCtl
 from vsbench_plugins.vswitch.ovs.instance import OvsInstance
+from vsbench_plugins.vswitch.ovs.modify import modification_flow
 from vsbench.interfaces.settings import with_defaults
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,8 @@ class OvsSwitchBase(VSwitch):
     supports_rule_sets: ClassVar[bool] = True
     supports_meters: ClassVar[bool] = True
     supports_learning: ClassVar[bool] = True
+    #: every kind: OpenFlow actions on the forwarding flows (:mod:`.modify`)
+    frame_modifications: ClassVar[tuple[str, ...]] = tuple(modification_kinds)
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context)
@@ -321,7 +325,8 @@ class OvsSwitchBase(VSwitch):
             self._install_rule_set(bridge, spec, a, b)
             return
         meter = self.ensure_meter(bridge)
-        lines = flows.port_to_port_flows(a.number, b.number, meter_id=meter)
+        match, modify = modification_flow(self.context.run.frame_modification)
+        lines = flows.port_to_port_flows(a.number, b.number, meter_id=meter, match=match, modify=modify)
         flow_file = self.instance.paths.run_dir / f"connect-{bridge}-{a.number}-{b.number}.flows"  # type: ignore[union-attr]
         flows.write_flow_file(flow_file, lines)
         self.ctl.add_flows_bundle(self.bridge_name(bridge), flow_file)
@@ -379,7 +384,8 @@ class OvsSwitchBase(VSwitch):
     def _install_rule_set(self, bridge: str, spec: rulesets.RuleSetSpec, a: SwitchPort, b: SwitchPort) -> None:
         directions = rulesets.default_directions(a.number, b.number, spec.bidirectional)
         path = Path(self.instance.paths.run_dir) / f"rules-{bridge}.flows"  # type: ignore[union-attr]
-        written = rulesets.write_rule_file(path, spec, directions)
+        match, modify = modification_flow(self.context.run.frame_modification)
+        written = rulesets.write_rule_file(path, spec, directions, match=match, modify=modify)
         installed = self.install_rules(bridge, path)
         actual = self.flow_count(bridge)
         if actual != written or installed != written:
