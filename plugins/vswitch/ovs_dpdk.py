@@ -536,6 +536,34 @@ class OvsDpdk(OvsSwitchBase):
                     "vswitch.ovs_dpdk.userspace_tso: true")
         return ""
 
+    def setting_not_in_effect(self) -> str | None:
+        """``userspace_tso: true`` with af_packet ports: OvS enables TSO on a port only when
+        its DPDK driver offers it, and net_af_packet offers none (OvS logs "Tx TSO offload
+        is not supported"; the port's ``status`` says ``tx_tso_offload``, read back here
+        where this build reports it). A TSO segment from the VNF could not leave through the
+        generator's ports (OvS 3.1 drops it: "No TSO support"), so a figure would be the
+        switch without the feature."""
+        if self.cfg["userspace_tso"] is not True or not self._has_af_packet_port():
+            return None
+        ports = [p for ports in self._ports.values() for p in ports
+                 if p.spec.kind == "physical" and p.spec.iface and not p.spec.pci]
+        said = {p.name: self._tso_status(p.name) for p in ports}
+        read = ", ".join(f"{name} tx_tso_offload={value}" for name, value in said.items() if value is not None)
+        if said and all(value == "true" for value in said.values()):
+            return None
+        return ("vswitch.ovs_dpdk.userspace_tso=true cannot take effect here: the generator's ports are DPDK "
+                "af_packet vdevs, whose driver offers no TSO or checksum offload (" + (f"OvS reports {read}"
+                if read else "OvS leaves TSO off on them") + "), so a TSO segment could not leave the switch; "
+                "it needs ports that offload on every side (NICs, or vhost-user between guests)")
+
+    def _tso_status(self, port: str) -> str | None:
+        """The port's ``tx_tso_offload`` as its Interface ``status`` says (None: unsaid)."""
+        try:
+            raw = self.ctl.vsctl("get", "Interface", port, "status", wait=False)
+        except PluginError:
+            return None
+        return parse_ovsdb_map(raw).get("tx_tso_offload")
+
     def _has_af_packet_port(self) -> bool:
         return any(p.spec.kind == "physical" and p.spec.iface and not p.spec.pci
                    for ports in self._ports.values() for p in ports)

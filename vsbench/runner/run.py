@@ -447,8 +447,9 @@ class Run:
         largest = max_frame_bytes(deployment.vswitch)
         tunnel_bytes = VXLAN_OVERHEAD_BYTES if traffic.get("encapsulation") == "vxlan" else 0
         config, endpoint_skip, endpoint_note = traffic_tcp.endpoints_for(config, test.traffic_type, deployment.vswitch)
+        not_in_effect = getattr(deployment.vswitch, "setting_not_in_effect", lambda: None)()
         for fs in test.frame_sizes:
-            skip = endpoint_skip
+            skip = endpoint_skip or (f"skipped: {not_in_effect}" if not_in_effect else None)
             if largest is not None and fs.frame_size_bytes + tunnel_bytes > largest:
                 inside = f" ({fs.frame_size_bytes} B inside VXLAN)" if tunnel_bytes else ""
                 skip = (f"skipped: {deployment.vswitch.name} forwards frames of at most {largest} B "
