@@ -44,6 +44,9 @@ def test_packed_ring_queues_and_userspace_tso_in_one_table(tmp_path):
         assert cell.active["packed_ring"] == packed and cell.active["vhost_queues"] == queues, cell.active
         # two vhost-user ports x the queue pairs, all polled by the one PMD of this 2-CPU host
         assert cell.active["vhost_rxqs"] == f"{2 * int(queues)} on 1 PMD", cell.active
+    # said under the table: two queue pairs on one PMD measure contention, not scaling
+    assert any(n.startswith("packed_ring=False, queues=2, userspace_tso=False: 4 vhost-user receive queues on 1 PMD")
+               for n in fm.notes), fm.notes
     tso = cells[3]
     assert tso.value is None and tso.gap == "skipped", tso
     [reason] = tso.reasons

@@ -54,3 +54,16 @@ def test_no_matrix_no_section():
 
 def test_the_report_carries_the_section():
     assert "pvp_virtio_features: ndr_fps against" in report_html.render(_files(), generated_at="x")
+
+
+def test_more_vhost_queues_than_pmd_cores_is_said_under_the_table():
+    from vsbench.results import feature_matrix, run_metrics
+
+    files = _files()
+    point = files.results["tests"][1]["frame_sizes"][0]["points"][0]
+    point["datapath"]["active"] = {"packed_ring": "off", "vhost_queues": "2", "vhost_rxqs": "4 on 1 PMD"}
+    files.results["tests"][0]["frame_sizes"][0]["points"][0]["datapath"]["active"]["vhost_rxqs"] = "2 on 1 PMD"
+    [fm] = feature_matrix.matrices(files.results, run_metrics.extract(files.results))
+    [note] = [n for n in fm.notes if "PMD core" in n]
+    assert note.startswith("packed_ring=True, queues=1, userspace_tso=False: 4 vhost-user receive queues on 1 PMD")
+    assert "contention, not multiqueue scaling" in note
