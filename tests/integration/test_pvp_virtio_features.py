@@ -64,3 +64,20 @@ def test_packed_ring_queues_and_userspace_tso_in_one_table(tmp_path):
         packed = bool(fm.variants[trial["plan_index"]].settings["vnf.testpmd.packed_ring"])
         assert len(vhost) == 2 and all(v["connected"] and v["packed_ring"] is packed for v in vhost.values())
     assert_nothing_left(outcome.run_id)
+
+
+def test_l3fwd_offers_the_packed_ring_and_ovs_negotiates_it_only_then(tmp_path):
+    """vnf.l3fwd.packed_ring: l3fwd's virtio-user ports offer VIRTIO_F_RING_PACKED, and OvS's
+    vhost-user ports report it negotiated in that variant only; both forward the rate."""
+    require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"), ("vnf", "l3fwd"))
+    from vsbench.cli.compare_cmd import load_matrices
+
+    plans = build_plans("pvp_cont", "ovs_dpdk", f"{SHORT};vnf.l3fwd.packed_ring=[false,true]", vnf="l3fwd")
+    outcome = run(tmp_path, plans)
+    assert outcome.code == 0, outcome.console
+    [fm] = load_matrices(outcome.run_dir, None)
+    for i, variant in enumerate(fm.variants):
+        cell = fm.cells[(i, 64)]
+        assert cell.active["packed_ring"] == ("on" if variant.settings["vnf.l3fwd.packed_ring"] else "off"), cell.active
+        assert cell.value is not None and cell.value.value > 5000  # of 10 kfps offered: it forwards
+    assert_nothing_left(outcome.run_id)
