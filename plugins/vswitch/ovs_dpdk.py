@@ -53,6 +53,7 @@ from vsbench_plugins.vswitch.ovs.implementations import (active_labels, implemen
                                                        summarize_implementations, usable_text)
 from vsbench_plugins.vswitch.ovs.parse import (parse_implementation_listing, parse_ovsdb_map, parse_pmd_stats,
                                               pmd_stats_delta, vhost_status)
+from vsbench_plugins.vswitch.ovs.rxq import parse_pmd_rxq, rxq_label
 from vsbench_plugins.vswitch.ovs.settings import ovs_schema
 from vsbench_plugins.vswitch.ovs.switch import OVS_TUNNEL_OPTIONS, OvsSwitchBase, tunnel_columns
 
@@ -554,6 +555,45 @@ class OvsDpdk(OvsSwitchBase):
                     "vswitch.ovs_dpdk.userspace_tso: true")
         return ""
 
+    def setting_not_in_effect(self) -> str | None:
+        """``userspace_tso: true`` with af_packet ports: OvS enables TSO on a port only when
+        its DPDK driver offers it, and net_af_packet offers none (OvS logs "Tx TSO offload
+        is not supported"; the port's ``status`` says ``tx_tso_offload``, read back here
+        where this build reports it). A TSO segment from the VNF could not leave through the
+        generator's ports (OvS 3.1 drops it: "No TSO support"), so a figure would be the
+        switch without the feature."""
+        if self.cfg["userspace_tso"] is not True or not self._has_af_packet_port():
+            return None
+        ports = [p for ports in self._ports.values() for p in ports
+                 if p.spec.kind == "physical" and p.spec.iface and not p.spec.pci]
+        said = {p.name: self._tso_status(p.name) for p in ports}
+        if said and all(value == "true" for value in said.values()):
+            return None
+        logged = tso_refused_ports(self._vswitchd_log(), [p.name for p in ports])
+        read = ", ".join(f"{name} tx_tso_offload={value}" for name, value in said.items() if value is not None)
+        evidence = (f"OvS reports {read}" if read else
+                    f"OvS logs \"Tx TSO offload is not supported\" for {', '.join(logged)}" if logged else
+                    "OvS leaves TSO off on them")
+        return ("vswitch.ovs_dpdk.userspace_tso=true cannot take effect here: the generator's ports are DPDK "
+                f"af_packet vdevs, whose driver offers no TSO or checksum offload ({evidence}), so a TSO segment "
+                "could not leave the switch; it needs ports that offload on every side (NICs, or vhost-user "
+                "between guests)")
+
+    def _vswitchd_log(self) -> str:
+        paths = getattr(self.instance, "paths", None)
+        try:
+            return (paths.log_dir / "ovs-vswitchd.log").read_text(errors="replace") if paths is not None else ""
+        except OSError:
+            return ""
+
+    def _tso_status(self, port: str) -> str | None:
+        """The port's ``tx_tso_offload`` as its Interface ``status`` says (None: unsaid)."""
+        try:
+            raw = self.ctl.vsctl("get", "Interface", port, "status", wait=False)
+        except PluginError:
+            return None
+        return parse_ovsdb_map(raw).get("tx_tso_offload")
+
     def _has_af_packet_port(self) -> bool:
         return any(p.spec.kind == "physical" and p.spec.iface and not p.spec.pci
                    for ports in self._ports.values() for p in ports)
@@ -590,10 +630,11 @@ class OvsDpdk(OvsSwitchBase):
         the datapath flows at the trial's end."""
         implementations = {k: v for k, v in self.active_implementations().items() if k != "available"}  # sysinfo has it
         vhost = self.vhost_ports_status()
+        rxqs = self._pmd_rxqs() if vhost else {}
         out = {"kind": "userspace", "pmd": pmd_stats_delta(dict(before.get("pmd") or {}), dict(after.get("pmd") or {})),
                "rules_installed": self.rules_installed, "implementations": implementations,
-               **({"vhost": vhost} if vhost else {}),
-               "active": {**active_labels(implementations), **vhost_labels(vhost)}}
+               **({"vhost": vhost} if vhost else {}), **({"pmd_rxqs": rxqs} if rxqs else {}),
+               "active": {**active_labels(implementations), **vhost_labels(vhost), **rxq_label(rxqs, vhost)}}
         limit_before, limit_after = dict(before.get("flow_limit") or {}), dict(after.get("flow_limit") or {})
         if limit_after.get("flow_limit_hits") is not None and limit_before.get("flow_limit_hits") is not None:
             out["flow_limit_hits"] = int(limit_after["flow_limit_hits"]) - int(limit_before["flow_limit_hits"])
@@ -601,6 +642,14 @@ class OvsDpdk(OvsSwitchBase):
             if limit_after.get(key) is not None:
                 out[key] = limit_after[key]
         return out
+
+    def _pmd_rxqs(self) -> dict[str, list[dict[str, Any]]]:
+        """Each port's receive queues and the PMD core polling each (:mod:`.ovs.rxq`); {}
+        when OvS does not answer (the trial's figures stand without it)."""
+        try:
+            return parse_pmd_rxq(self.ctl.appctl("dpif-netdev/pmd-rxq-show"))
+        except PluginError:
+            return {}
 
     def trial_begin(self) -> None:
         if not self._verified:
@@ -624,6 +673,13 @@ class OvsDpdk(OvsSwitchBase):
             if thread.name.startswith("pmd"):
                 cpus |= cpu.thread_affinity(thread.tid)
         return {"ovs_dpdk pmd": cpus or cpu.mask_to_cpus(self.cfg["pmd_cpu_mask"])}
+
+
+def tso_refused_ports(log_text: str, ports: list[str]) -> list[str]:
+    """The ``ports`` for which ovs-vswitchd logged that their driver has no TSO (it then
+    leaves userspace TSO off on them): ``|netdev_dpdk|WARN|dpdk0: Tx TSO offload is not
+    supported.``"""
+    return [p for p in ports if f"{p}: Tx TSO offload is not supported" in log_text]
 
 
 def vhost_labels(vhost: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:

@@ -270,6 +270,14 @@ class VSwitch(Plugin):
         runner's notes ("reads frames as bytes from packet sockets"); empty: unsaid."""
         return ""
 
+    def setting_not_in_effect(self) -> str | None:
+        """Why a setting this switch was asked for cannot take effect on the ports as built
+        (OvS-DPDK's userspace TSO on af_packet ports, which offer no offload), one clause;
+        None: every setting is in effect. The runner then skips the plan's frame sizes with
+        this reason -- a feature-matrix variant says why it has no figure -- rather than
+        measure the switch without the feature under the feature's name."""
+        return None
+
     def trial_begin(self) -> None:
         """Take the 'before' sample of one trial, just before traffic starts: the CPU time
         of the switch's threads (or softirq time, for a kernel datapath) and its datapath

@@ -28,6 +28,7 @@ says that too.
 from __future__ import annotations
 
 import difflib
+import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -340,6 +341,7 @@ def matrices(results: Mapping[str, Any], metrics: RunMetrics, baseline: Mapping[
                 fm.cells[(i, size)] = _cell(fm, i, size, metrics, values, points.get((i, size), []))
         fm.notes.extend(_baseline_notes(fm))
         fm.notes.extend(_gap_notes(fm))
+        fm.notes.extend(_queue_notes(fm))
         if any(c.oversubscribed for c in fm.cells.values()):
             fm.notes.append("figures marked * measure CPU contention (more busy pollers than CPUs, or one starved)")
         out.append(fm)
@@ -418,6 +420,23 @@ def _gap_notes(fm: FeatureMatrix) -> list[str]:
         for reason in cell.reasons:
             grouped.setdefault(reason, []).append(where)
     return [f"{'; '.join(where)}: {reason}" for reason, where in grouped.items()]
+
+
+def _queue_notes(fm: FeatureMatrix) -> list[str]:
+    """A variant whose vhost-user ports have more queues than PMD cores poll them (the
+    switch's ``vhost_rxqs``, ``4 on 1 PMD``): its figure measures one thread polling every
+    queue, not multiqueue scaling -- said under the table, not left to the reader."""
+    out = []
+    for i, variant in enumerate(fm.variants):
+        for cell in (fm.cells.get((i, size)) for size in fm.frame_sizes):
+            found = re.fullmatch(r"(\d+) on (\d+) PMDs?", (cell.active.get("vhost_rxqs", "") if cell else ""))
+            queues = [int(q) for q in str(cell.active.get("vhost_queues", "")).split(",") if q.isdigit()] if cell else []
+            if found and queues and max(queues) > 1 and int(found.group(1)) > int(found.group(2)):
+                out.append(f"{variant.short()}: {found.group(1)} vhost-user receive queues on {found.group(2)} PMD "
+                           f"core(s): more queues than PMD cores, so the figure measures that polling thread's "
+                           f"contention, not multiqueue scaling")
+                break
+    return out
 
 
 def to_json(fm: FeatureMatrix) -> dict[str, Any]:

@@ -29,6 +29,7 @@ import yaml
 from vsbench.results import (line_rate_basis, recompute, report_host, report_latency_hist, report_load, report_mix,
                              report_plots, report_scaling, report_suite, report_traffic, run_metrics, writers)
 from vsbench.results import render as templates
+from vsbench.results import report_matrix
 from vsbench.results.page_model import (
     Details,
     Em,
@@ -127,7 +128,7 @@ def build_model(files: RunFiles, generated_at: str | None = None) -> ReportModel
         header=_run_header(files),
         suite=report_suite.suite_section(files),
         validity=_validity_section(files, notes, consistency),
-        summary=_summary_section(files),
+        summary=_summary_section(files) + report_matrix.matrix_section(files),
         repeats=_repeats_section(files),
         scaling=report_scaling.scaling_section(files),
         sut=_sut_section(files),

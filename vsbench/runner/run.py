@@ -466,8 +466,9 @@ class Run:
         largest = max_frame_bytes(deployment.vswitch)
         tunnel_bytes = VXLAN_OVERHEAD_BYTES if traffic.get("encapsulation") == "vxlan" else 0
         config, endpoint_skip, endpoint_note = traffic_tcp.endpoints_for(config, test.traffic_type, deployment.vswitch)
+        not_in_effect = getattr(deployment.vswitch, "setting_not_in_effect", lambda: None)()
         for fs in test.frame_sizes:
-            skip = endpoint_skip
+            skip = endpoint_skip or (f"skipped: {not_in_effect}" if not_in_effect else None)
             mix = profiles.mix_of(traffic, fs.frame_size_bytes)  # a mix: its largest frame must pass
             biggest = mix.largest_bytes if mix is not None else fs.frame_size_bytes
             if largest is not None and biggest + tunnel_bytes > largest:

@@ -7,6 +7,15 @@ sections are a configuration layer between the conf files and ``--test-params``.
 ``--test-params`` key naming a matrix dimension replaces that dimension (a list gives the
 new values, a scalar a single one). ``links`` then copy one path's value to another.
 
+A testcase's ``variants`` lists settings to run one plan each -- "baseline, packed ring, two
+queues, userspace TSO" -- where a matrix would run every combination: a feature compared
+one knob at a time against a baseline costs one plan per knob, not 2^n. The first variant
+is the baseline: a key another variant does not name takes the baseline's value (else the
+configured one), and every plan records every such key, so the feature-matrix table shows
+each row's full setting. With a matrix (or a
+``--test-params`` sweep) too, every combination runs every variant. ``--test-params``
+may not set a key the variants set: the variants would overwrite it.
+
 A ``--test-params`` list for a key whose value is not itself a list -- a scalar setting,
 ``vswitch.ovs_dpdk.smc_enable=[true,false]`` -- adds a matrix dimension too: that is how a
 switch's feature matrix is swept (every combination is its own plan, so its own switch
@@ -53,6 +62,8 @@ class Testcase:
     layer: dict[str, Any]  # the sections that override the configuration
     matrix: dict[str, list[Any]]
     links: dict[str, str]
+    #: One plan per entry (dotted path -> value), see the module docstring; () without.
+    variants: tuple[dict[str, Any], ...] = ()
 
 
 def default_testcase_dir() -> Path:
@@ -88,6 +99,7 @@ def load_testcase(path: Path) -> Testcase:
         layer=layer,
         matrix=dict(data.get("matrix", {})),
         links=dict(data.get("links", {})),
+        variants=tuple(dict(v) for v in data.get("variants", ())),
     )
 
 
@@ -190,6 +202,34 @@ def _search_follows_trial_duration(config: dict[str, Any], asked: Mapping[str, A
             cfg.set_path(config, path, value)
 
 
+def variant_keys(testcase: Testcase) -> list[str]:
+    """Every key any of the testcase's ``variants`` sets, in first-named order."""
+    return list(dict.fromkeys(k for variant in testcase.variants for k in variant))
+
+
+def _variant_settings(testcase: Testcase, merged: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each variant's settings over every variant key (a key it does not name: the first
+    variant's value, else the configured one; left out where neither says: a plugin's
+    default then holds); ``[{}]`` for a testcase without variants. Two variants with the
+    same settings are refused: their plans would fold into one row."""
+    keys = variant_keys(testcase)
+    if not testcase.variants:
+        return [{}]
+    first = testcase.variants[0]
+    out: list[dict[str, Any]] = []
+    for n, variant in enumerate(testcase.variants, 1):
+        settings = {}
+        for key in keys:
+            value = variant[key] if key in variant else first[key] if key in first else cfg.get_path(merged, key)
+            if value is not None or key in variant:
+                settings[key] = value
+        if settings in out:
+            raise TestcaseError(f"test {testcase.name}: variants {out.index(settings) + 1} and {n} have the same "
+                                f"settings {settings}")
+        out.append(settings)
+    return out
+
+
 def _check_dimensions_apply(testcase: Testcase, dims: Mapping[str, list[Any]], config: Mapping[str, Any]) -> None:
     """A dimension in another plugin's section than the selected one's changes nothing."""
     for path in dims:
@@ -243,18 +283,23 @@ def build_plans(
         path = key if key in testcase.matrix else cfg.resolve_key(key, merged)
         resolved_params[path] = value
     dims, plain = _matrix_dimensions(testcase, resolved_params, merged)
+    overlap = [k for k in variant_keys(testcase) if k in resolved_params]
+    if overlap:
+        raise TestcaseError(f"test {testcase.name}: --test-params sets {', '.join(overlap)}, which the testcase's "
+                            f"variants set (each variant would overwrite it)")
     for path, value in plain.items():
         cfg.set_path(merged, path, value)
     for kind, name in flags.items():
         if name:
             cfg.set_path(merged, f"{kind}.name", name)
     _without_vswitch(testcase, merged)
-    _check_dimensions_apply(testcase, dims, merged)
+    _check_dimensions_apply(testcase, {**dims, **{k: [] for k in variant_keys(testcase)}}, merged)
 
     plans = []
     keys = list(dims)
-    for combo in itertools.product(*(dims[k] for k in keys)) if keys else [()]:
-        variant = dict(zip(keys, combo))
+    listed = _variant_settings(testcase, merged)
+    for combo, settings in itertools.product(itertools.product(*(dims[k] for k in keys)) if keys else [()], listed):
+        variant = {**settings, **dict(zip(keys, combo))}
         config = cfg.deep_merge(merged, {})
         for path, value in variant.items():
             cfg.set_path(config, path, value)

@@ -65,12 +65,15 @@ def release_recorded(run_dir: Path) -> int:
     return hugepages.release_recorded(run_dir / HUGEPAGE_RECORD)
 
 
-def virtio_user_vdevs(socket_paths: Sequence[Path], queues: int = 1, queue_size: int = 1024) -> list[str]:
+def virtio_user_vdevs(socket_paths: Sequence[Path], queues: int = 1, queue_size: int = 1024,
+                      packed_ring: bool = False) -> list[str]:
     """``--vdev`` arguments attaching one ``net_virtio_user`` port per vhost-user socket
-    (the switch is the server: OvS ``dpdkvhostuser`` ports)."""
+    (the switch is the server: OvS ``dpdkvhostuser`` ports); ``packed_ring`` offers the
+    virtio 1.1 packed virtqueue (``packed_vq=1``), which the switch may or may not accept."""
     args = []
     for index, path in enumerate(socket_paths):
-        args.append(f"--vdev=net_virtio_user{index},path={path},queues={queues},queue_size={queue_size}")
+        packed = ",packed_vq=1" if packed_ring else ""
+        args.append(f"--vdev=net_virtio_user{index},path={path},queues={queues},queue_size={queue_size}{packed}")
     return args
 
 

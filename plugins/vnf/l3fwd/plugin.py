@@ -73,6 +73,11 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "extra_args": {"type": "array", "items": {"type": "string"}, "default": [],
                        "description": "more l3fwd application arguments (after --)"},
         "start_timeout_s": {"type": "number", "minimum": 1, "default": 60},
+        "packed_ring": {"type": "boolean", "default": False,
+                        "description": "offer the virtio 1.1 packed virtqueue on vhost-user ports (process: "
+                                       "net_virtio_user packed_vq=1; vm: QEMU packed=on); the switch's side says "
+                                       "whether it was negotiated (OvS-DPDK: each trial's datapath.vhost). One "
+                                       "queue pair per port: with more, DPDK 22.11's l3fwd asks virtio for RSS"},
         "vm": vm.VM_SETTINGS_SCHEMA,
     },
 }
@@ -250,6 +255,9 @@ class L3fwd(Vnf):
         if kinds != {"physical"} or any(not port.spec.iface or port.spec.pci for port in ports):
             raise PluginError("l3fwd attaches to two vhost-user ports or to two kernel interfaces; got "
                               + ", ".join(f"{p.name} ({p.spec.kind})" for p in ports))
+        if self.cfg["packed_ring"]:
+            raise PluginError("vnf.l3fwd.packed_ring is a virtio ring layout, for vhost-user ports; this switch "
+                              "offers kernel interfaces (net_af_packet has no virtqueue)")
         if self.cfg["mode"] == "vm":
             raise PluginError("l3fwd in a VM attaches to vhost-user ports only; this switch offers kernel "
                               "interfaces (use vnf.l3fwd.mode: process, or a switch with vhost-user)")
@@ -301,7 +309,8 @@ class L3fwd(Vnf):
     def _vdevs(self) -> list[str]:
         """One vdev per port, in port order (DPDK numbers them as they are given)."""
         if self.ports[0].spec.kind == "vhostuser":
-            return dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports])
+            return dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports],
+                                          packed_ring=bool(self.cfg["packed_ring"]))
         try:  # one queue pair per lcore: l3fwd gives each lcore a transmit queue on every port
             return [dpdk.af_packet_vdev(index, str(p.spec.iface), qpairs=len(self._lcores()))
                     for index, p in enumerate(self.ports)]
@@ -368,7 +377,7 @@ class L3fwd(Vnf):
                                     work_dir=self.work_dir, log_dir=Path(self.context.log_dir),
                                     resources=self.stack, settings=self.cfg["vm"], vm_index=self.instance)
         try:
-            self.vm.boot(image, [p.spec.socket_path for p in self.ports])
+            self.vm.boot(image, [p.spec.socket_path for p in self.ports], packed_ring=bool(self.cfg["packed_ring"]))
         except (vm.VmError, vm.ConsoleError) as exc:
             raise PluginError(f"l3fwd: {exc}") from None
         lcore = 1 if int(self.cfg["vm"]["vcpus"]) > 1 else 0
@@ -471,7 +480,8 @@ class L3fwd(Vnf):
 
     def version(self) -> dict[str, str]:
         facts = {"vnf": "l3fwd", "mode": self.cfg["mode"], "lookup": self.cfg["lookup"],
-                 "command_line": shlex.join(self.argv)}
+                 "command_line": shlex.join(self.argv),
+                 "packed_ring_offered": str(bool(self.cfg["packed_ring"])).lower()}
         if self.built is not None:
             facts.update({"dpdk": self.built.dpdk_version, "l3fwd_build": self.built.key})
         if self.vm is not None:

@@ -76,12 +76,12 @@ class GuestTestpmdConsole(TestpmdConsole):
 
 
 def boot_vm(*, run_id: str, instance: int, work_dir: Path, log_dir: Path, resources, settings,
-            sockets: Sequence[Path], binary: str) -> VirtualMachine:
+            sockets: Sequence[Path], binary: str, packed_ring: bool = False) -> VirtualMachine:
     """A VM carrying testpmd, booted on ``sockets`` (registered on ``resources``)."""
     from vsbench.interfaces.host.vm import ensure_image
 
     image = ensure_image([Path(binary)], kernel_version=settings.get("kernel_version"))
     vm = VirtualMachine(run_id=run_id, name=f"testpmd{instance}", work_dir=work_dir, log_dir=log_dir,
                         resources=resources, settings=settings, vm_index=instance)
-    vm.boot(image, list(sockets))
+    vm.boot(image, list(sockets), packed_ring=packed_ring)
     return vm

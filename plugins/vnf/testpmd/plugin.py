@@ -98,8 +98,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                        "description": "virtio ring size of each vhost-user port"},
         "packed_ring": {"type": "boolean", "default": False,
                         "description": "offer the virtio 1.1 packed virtqueue layout on vhost-user ports "
-                                       "(net_virtio_user packed_vq=1); the switch's side says whether it was "
-                                       "negotiated (OvS-DPDK: each trial's datapath.vhost)"},
+                                       "(net_virtio_user packed_vq=1; mode vm: the VM's virtio NICs, QEMU packed=on); "
+                                       "the switch's side says whether it was negotiated (OvS-DPDK: each "
+                                       "trial's datapath.vhost)"},
         "queues": {"type": "integer", "minimum": 1, "maximum": 16, "default": 1,
                    "description": "queue pairs of every port (vhost-user: virtio multiqueue, which OvS-DPDK "
                                   "follows on its side; af_packet: qpairs); testpmd --rxq/--txq"},
@@ -138,9 +139,9 @@ def settings_errors(cfg: Mapping[str, Any], online: set[int]) -> list[str]:
         for arg in cfg.get(key) or []:
             if arg.split("=", 1)[0] in MANAGED_ARGS:
                 errors.append(f"vnf.testpmd.{key} may not contain {arg.split('=', 1)[0]} (vsbench sets it)")
-    if cfg.get("mode") == "vm" and (cfg.get("packed_ring") or int(cfg.get("queues") or 1) > 1):
-        errors.append("vnf.testpmd.packed_ring and queues > 1 apply to testpmd on the host (mode: process); "
-                      "the VM's virtio NICs are QEMU's, configured without them")
+    if cfg.get("mode") == "vm" and int(cfg.get("queues") or 1) > 1:
+        errors.append("vnf.testpmd.queues > 1 applies to testpmd on the host (mode: process): in a VM each queue "
+                      "pair needs a vCPU polling it, and this host runs its guests under TCG on 2 CPUs")
     cpus = [cfg["main_cpu"], *(cfg.get("forward_cpus") or [])]
     bad = sorted({c for c in cpus if c not in online})
     if bad:
@@ -395,7 +396,8 @@ class Testpmd(Vnf):
         work = Path(self.context.work_dir or self.context.log_dir)
         self.vm = boot_vm(run_id=self.context.run_id, instance=self.instance, work_dir=work,
                           log_dir=Path(self.context.log_dir), resources=self._stack, settings=vm_cfg,
-                          sockets=[Path(p.spec.socket_path) for p in ports], binary=self.launch.binary)
+                            sockets=[Path(p.spec.socket_path) for p in ports], binary=self.launch.binary,
+                          packed_ring=bool(self.cfg["packed_ring"]))
         return GuestTestpmdConsole.start_in(self.vm, self.argv, float(self.cfg["start_timeout_s"]) * 6)
 
     def _end_process(self, console: TestpmdConsole) -> None:

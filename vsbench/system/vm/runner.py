@@ -218,8 +218,11 @@ class VirtualMachine:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def boot(self, image: GuestImage, vhost_sockets: Sequence[Path], extra_cmdline: Sequence[str] = ()) -> BootFigures:
-        """Create the domain on ``vhost_sockets`` and wait for the guest's shell."""
+    def boot(self, image: GuestImage, vhost_sockets: Sequence[Path], extra_cmdline: Sequence[str] = (),
+             packed_ring: bool = False) -> BootFigures:
+        """Create the domain on ``vhost_sockets`` and wait for the guest's shell.
+        ``packed_ring``: the NICs offer the virtio 1.1 packed virtqueue (the VNF's own
+        ``packed_ring`` setting, which in a VM is QEMU's side of the ring)."""
         missing = missing_prerequisites()
         if missing:
             what, remedy = missing[0]
@@ -250,7 +253,7 @@ class VirtualMachine:
             macs=tuple(domains.guest_mac(self.run_id, self.vm_index, i) for i in range(len(vhost_sockets))),
             memory_mib=int(cfg["memory_mib"]), vcpus=int(cfg["vcpus"]), vcpu_cpus=pins,
             memory_backing=cfg["memory_backing"], hugepage_size_kb=int(cfg["hugepage_size_kb"]),
-            emulator=QEMU, extra_cmdline=tuple(extra_cmdline))
+            emulator=QEMU, extra_cmdline=tuple(extra_cmdline), packed_ring=bool(packed_ring))
         xml = domains.domain_xml(self.spec)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         (self.log_dir / f"{self.name}.domain.xml").write_text(xml)
