@@ -17,55 +17,19 @@ A client that waits for a reply after a typo waits forever. So this reader:
 
 from __future__ import annotations
 
-import ctypes
 import logging
-import os
 import select
 import socket
-import threading
 import time
 from dataclasses import dataclass
 
+from vsbench.interfaces.host.netns_socket import socket_in_netns
 from vsbench.interfaces.plugin import PluginError
 
 log = logging.getLogger(__name__)
 
 PROX_TCP_PORT = 8474
 PROX_UNIX_SOCKET = "/tmp/prox.sock"
-CLONE_NEWNET = 0x40000000
-NETNS_DIR = "/var/run/netns"
-
-
-def socket_in_netns(netns: str, family: int) -> socket.socket:
-    """A socket created inside network namespace ``netns``.
-
-    PROX on the embedded testbed runs in the generator's namespace (its ``net_af_packet``
-    ports are interfaces there), so its TCP port 8474 listens there. Python 3.11 has no
-    ``os.setns``: a short-lived thread enters the namespace through libc (setns changes only
-    the calling thread) and creates the socket, which stays bound to that namespace; this
-    process never leaves its own."""
-    out: dict = {}
-
-    def work() -> None:
-        try:
-            fd = os.open(os.path.join(NETNS_DIR, netns), os.O_RDONLY)
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, f"setns {netns}: {os.strerror(err)}")
-            finally:
-                os.close(fd)
-            out["sock"] = socket.socket(family, socket.SOCK_STREAM)
-        except BaseException as exc:  # handed to the caller's thread
-            out["error"] = exc
-
-    thread = threading.Thread(target=work, name=f"netns-{netns}")
-    thread.start()
-    thread.join()
-    if "error" in out:
-        raise out["error"]
-    return out["sock"]
 
 
 @dataclass(frozen=True)

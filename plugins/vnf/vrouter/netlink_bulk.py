@@ -22,17 +22,17 @@ Pure encoding is separated from I/O (the ``encode_*`` functions) so it is unit-t
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import ipaddress
 import os
 import socket
 import struct
-import threading
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from vsbench.interfaces.host.netns_socket import socket_in_netns
 
 NETLINK_ROUTE = 0
 RTM_NEWROUTE, RTM_DELROUTE, RTM_GETROUTE = 24, 25, 26
@@ -51,7 +51,6 @@ RT_SCOPE_UNIVERSE = 0
 RTN_UNICAST, RTN_BLACKHOLE = 1, 6
 RTA_DST, RTA_TABLE, RTA_NH_ID = 1, 15, 30
 NHA_ID, NHA_GROUP, NHA_GROUP_TYPE, NHA_BLACKHOLE, NHA_OIF, NHA_GATEWAY = 1, 2, 3, 4, 5, 6
-CLONE_NEWNET = 0x40000000
 SOL_NETLINK = 270
 NETLINK_EXT_ACK = 11
 SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33
@@ -233,40 +232,12 @@ def encode_blackhole_default(seq: int, *, delete: bool = False, table: int = RT_
     return struct.pack("<IHHII", 16 + len(body), RTM_DELROUTE if delete else RTM_NEWROUTE, flags, seq, 0) + body
 
 
-def _setns_thread(netns: str) -> socket.socket:
-    """A NETLINK_ROUTE socket inside ``netns``: created on a short-lived thread that
-    entered the namespace (setns changes only the calling thread), so this process never
-    leaves its own namespace. A socket stays bound to the namespace it was created in."""
-    out: dict = {}
-
-    def work() -> None:
-        try:
-            fd = os.open(os.path.join("/var/run/netns", netns), os.O_RDONLY)
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, f"setns {netns}: {os.strerror(err)}")
-            finally:
-                os.close(fd)
-            out["sock"] = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
-        except BaseException as exc:  # handed to the caller's thread
-            out["error"] = exc
-
-    thread = threading.Thread(target=work, name=f"netns-{netns}")
-    thread.start()
-    thread.join()
-    if "error" in out:
-        raise out["error"]
-    return out["sock"]
-
-
 class BulkSocket:
     """One rtnetlink socket (in ``netns`` or the caller's) for batched requests."""
 
     def __init__(self, netns: str | None = None) -> None:
-        self.sock = _setns_thread(netns) if netns else socket.socket(
-            socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
+        self.sock = (socket_in_netns(netns, socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE) if netns
+                     else socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE))
         for opt, size in ((SO_SNDBUFFORCE, 4 * BATCH_BYTES), (SO_RCVBUFFORCE, 8 << 20)):
             try:
                 self.sock.setsockopt(socket.SOL_SOCKET, opt, size)
