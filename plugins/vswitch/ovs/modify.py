@@ -35,21 +35,11 @@ def modification_flow(mod: FrameModification | None) -> tuple[str, str]:
     if kind == "vlan_pop":
         return TAGGED, "strip_vlan"
     if kind == "vlan_rewrite":
-        actions = []
-        if mod.vlan_id is not None:
-            actions.append(f"mod_vlan_vid:{mod.vlan_id}")
-        if mod.vlan_pcp is not None:
-            actions.append(f"mod_vlan_pcp:{mod.vlan_pcp}")
-        return TAGGED, ",".join(actions)
+        return TAGGED, _set_fields(mod_vlan_vid=mod.vlan_id, mod_vlan_pcp=mod.vlan_pcp)
     if kind == "mpls_push":
         return "ip", f"push_mpls:0x8847,set_mpls_label:{mod.mpls_label}"
     if kind == "mac_rewrite":
-        actions = []
-        if mod.src_mac:
-            actions.append(f"mod_dl_src:{mod.src_mac}")
-        if mod.dst_mac:
-            actions.append(f"mod_dl_dst:{mod.dst_mac}")
-        return "", ",".join(actions)
+        return "", _set_fields(mod_dl_src=mod.src_mac, mod_dl_dst=mod.dst_mac)
     if kind == "dscp":
         return "ip", f"mod_nw_tos:{int(mod.dscp or 0) << 2}"
     if kind == "ttl_set":
@@ -57,16 +47,12 @@ def modification_flow(mod: FrameModification | None) -> tuple[str, str]:
     if kind == "ttl_decrement":
         return "ip", "dec_ttl"
     if kind == "ip_rewrite":
-        actions = []
-        if mod.src_ip:
-            actions.append(f"mod_nw_src:{mod.src_ip}")
-        if mod.dst_ip:
-            actions.append(f"mod_nw_dst:{mod.dst_ip}")
-        return "ip", ",".join(actions)
+        return "ip", _set_fields(mod_nw_src=mod.src_ip, mod_nw_dst=mod.dst_ip)
     # l4_rewrite: the bulk frames are UDP
-    actions = []
-    if mod.src_port is not None:
-        actions.append(f"mod_tp_src:{mod.src_port}")
-    if mod.dst_port is not None:
-        actions.append(f"mod_tp_dst:{mod.dst_port}")
-    return "udp", ",".join(actions)
+    return "udp", _set_fields(mod_tp_src=mod.src_port, mod_tp_dst=mod.dst_port)
+
+
+def _set_fields(**values: object) -> str:
+    """``action:value`` for each field the modification sets (None or "" leaves it as is),
+    in the order given."""
+    return ",".join(f"{action}:{value}" for action, value in values.items() if value not in (None, ""))
