@@ -87,7 +87,10 @@ def test_rate_50_percent_on_ovs_dpdk_runs_one_fixed_rate_trial_and_reports_its_l
     assert point["name"] == "continuous"
     assert point["offered_load_fps"] == pytest.approx(0.5 * 2 * 0.02e9 / (84 * 8))
     trials = outcome.trials()
-    assert [t["role"] for t in trials].count("continuous") == 1  # one fixed-rate trial, no search
+    # one fixed-rate trial, no search; run again only while a host stall disturbed its pacing
+    fixed = [t for t in trials if t["role"] == "continuous"]
+    assert fixed[-1]["trial_index"] == point["trial_index"] and len(fixed) <= 3
+    assert all(t["invalid_reasons"][0].startswith("pacing:") for t in fixed[:-1])
     trial = trials[point["trial_index"]]
     assert point["valid"], trial["invalid_reasons"]
     assert point["tx_fps"] == pytest.approx(point["offered_load_fps"], rel=0.02)

@@ -44,12 +44,23 @@ def send_in_bursts(rig, tmp_path, bursts: int = 10, frames: int = 250):
     """``bursts`` bursts of ``frames`` (fewer than a vhost-user ring holds), 0.2 s apart:
     the OvS PMD and l3fwd's lcore share a CPU here, and a longer burst at trafgen's speed
     overflows the ring while l3fwd waits for its time slice. Returns (sent, received)."""
-    sent = received = 0
-    for _ in range(bursts):
-        result = rig.blast(tmp_path, frames)
-        sent, received = sent + result.sent, received + result.received
-        time.sleep(0.2)
-    return sent, received
+    sent, received = zip(*(_one_burst(rig, tmp_path, frames) for _ in range(bursts)))
+    return sum(sent), sum(received)
+
+
+def _one_burst(rig, tmp_path, frames: int) -> tuple[int, int]:
+    result = rig.blast(tmp_path, frames)
+    time.sleep(0.2)
+    return result.sent, result.received
+
+
+def forwarded_bursts(rig, tmp_path, bursts: int = 10, frames: int = 250) -> tuple[int, int, int]:
+    """(sent, received, bursts of which 95 % came through): on this busy 2-core host one
+    burst now and then is lost whole while l3fwd is descheduled (CI lost 1 of 10 once),
+    so "routed" is judged burst by burst, far from the under 1 % of "not routed"."""
+    results = [_one_burst(rig, tmp_path, frames) for _ in range(bursts)]
+    through = sum(1 for s, r in results if r >= 0.95 * s)
+    return sum(s for s, _ in results), sum(r for _, r in results), through
 
 
 def left_behind(run_id: str, hugepages_before: int) -> list[str]:
@@ -73,11 +84,12 @@ def test_l3fwd_process_forwards_only_what_its_routes_cover(tmp_path, lookup):
         version = rig.vnf.version()
         assert version["dpdk"].startswith("22.11") and "--lookup" in version["command_line"]
         rig.vnf.trial_begin()
-        sent, received = send_in_bursts(rig, tmp_path)
+        sent, received, through = forwarded_bursts(rig, tmp_path)
         deltas = rig.vnf.trial_end()["ports"]
         # routed vs not routed is 95+ % vs under 1 %; a descheduled l3fwd on a busy 2-core
-        # host lost 19 % of 500-frame bursts once (bursts are now 250 frames)
-        assert received >= 0.95 * sent, (sent, received)
+        # host lost 19 % of 500-frame bursts once (bursts are now 250 frames) and a whole
+        # 250-frame burst once: at least 8 of the 10 bursts must come through
+        assert through >= 8 and received >= 0.75 * sent, (sent, received, through)
         # l3fwd's own counters: port 0 saw what the switch delivered, port 1 sent it on
         assert deltas[0]["rx_frames"] >= received and deltas[1]["tx_frames"] >= received
         assert deltas[0]["rx_frames"] <= sent + 100  # + the odd kernel frame
@@ -88,7 +100,7 @@ def test_l3fwd_process_forwards_only_what_its_routes_cover(tmp_path, lookup):
         sent, received = send_in_bursts(rig, tmp_path)
         back = rig.vnf.trial_end()["ports"]
         assert received <= 0.01 * sent, (sent, received)
-        assert back[0]["tx_frames"] >= 0.95 * sent  # out of the port they came in on
+        assert back[0]["tx_frames"] >= 0.75 * sent  # out of the port they came in on (a burst may be lost whole)
         # the same routes again: l3fwd is not restarted
         rig.vnf.configure(TrafficProfile(1518, flows=1, fields=FlowFields(src_ip="10.0.0.1", dst_ip="10.7.0.1")))
         assert rig.vnf.starts == 2
