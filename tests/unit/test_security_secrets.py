@@ -71,3 +71,17 @@ def test_a_plugin_error_quoting_a_credentialed_url_is_redacted(tmp_path, testkit
     leaks = [p.name for p in run_dir.rglob("*") if p.is_file() and DB_PASSWORD.encode() in p.read_bytes()]
     assert leaks == []
     capsys.readouterr()
+
+
+def test_a_tag_carrying_a_credential_is_refused_before_the_run(tmp_path, testkit, capsys):
+    """Tags are stored and shown verbatim (results.json, the store, every page), so one named
+    like a credential or holding a credentialed URL is refused in one line, exit 2."""
+    conf = layer(tmp_path, testkit)
+    for tag, said in ((f"db={DB_URL}", "a URL with a password"), (f"api_token={TOKEN}", "named like a credential")):
+        code, out, err = vsbench("--test", "phy2phy_tput", "--conf-file", str(conf), "--tag", tag, capsys=capsys)
+        assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+        assert DB_PASSWORD not in err + out and TOKEN not in err + out
+    assert not list(testkit["results"].glob("*"))
+    code, _, _ = vsbench("--test", "phy2phy_tput", "--conf-file", str(conf), "--tag", "db=postgresql://bob@db/x",
+                         "--dry-run", capsys=capsys)
+    assert code == 0  # a URL without a password is a label like any other

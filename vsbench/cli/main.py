@@ -666,9 +666,14 @@ def _parse_tags(specs: Sequence[str]) -> dict[str, str]:
     from vsbench.results import run_tags
 
     try:
-        return run_tags.parse(specs, "--tag")
+        tags = run_tags.parse(specs, "--tag")
     except run_tags.TagError as exc:
         raise UsageError(str(exc)) from None
+    for key, value in tags.items():
+        why = cfg.credential_in(key, value)
+        if why:  # a tag goes verbatim into results.json, the store and every page
+            raise UsageError(f"--tag {key}=...: {why}; tags are stored and shown as given, keep secrets out of them")
+    return tags
 
 
 def _after_run_options(args: argparse.Namespace, results_dir: Path, plans: Sequence[TestPlan] = ()):

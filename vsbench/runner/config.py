@@ -307,6 +307,17 @@ def _looks_secret(key: str) -> bool:
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:)(?P<password>[^/@\s]+)(?=@)")
 
 
+def credential_in(key: str, value: str) -> str | None:
+    """Why ``key=value`` (a label the user gives, such as a ``--tag``) carries a credential,
+    or None: a key named like one, or a URL with a password in the value. Labels are stored
+    and shown verbatim -- that is their point -- so they are refused rather than redacted."""
+    if _looks_secret(key):
+        return f"{key!r} is named like a credential"
+    if redact_url_passwords(value) != value:
+        return "the value is a URL with a password"
+    return None
+
+
 def redact_url_passwords(text: str) -> str:
     """``text`` with the password of every credentialed URL in it replaced: a database URL
     is a secret whatever key holds it (``db_url``, ``endpoint``), so names are not enough."""
