@@ -38,6 +38,21 @@ def test_a_run_creates_nothing_others_can_write(tmp_path, testkit, open_umask, c
     capsys.readouterr()
 
 
+def test_a_new_sqlite_store_is_not_writable_by_others(tmp_path, open_umask):
+    """SQLite creates its file with the umask's mode: 0666 under umask 0, a lab's history
+    any local user could rewrite. A link planted at the name is not followed."""
+    from vsbench.results.store import Store, StoreError
+
+    with Store(f"sqlite:///{tmp_path / 'store.sqlite'}"):
+        pass
+    assert (tmp_path / "store.sqlite").stat().st_mode & 0o777 == 0o644
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "planted.sqlite").symlink_to(tmp_path / "elsewhere" / "victim.sqlite")
+    with pytest.raises(StoreError, match="cannot open store"):
+        Store(f"sqlite:///{tmp_path / 'planted.sqlite'}")
+    assert not (tmp_path / "elsewhere" / "victim.sqlite").exists()
+
+
 def test_the_state_dir_is_created_private(tmp_path, open_umask):
     base = tmp_path / "a" / "state"
     with runstate.claim("abcdef", base=base) as held:

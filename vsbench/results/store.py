@@ -16,6 +16,7 @@ it was still going). The store records its schema version and refuses one it doe
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +27,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from vsbench.results import report_data, run_metrics
+from vsbench.system import private_files
 from vsbench.results.run_metrics import MetricKey, MetricValue, RunMetrics, TestInfo
 from vsbench.results.significance import Interval
 
@@ -177,6 +179,18 @@ class TrendPoint:
     value: MetricValue
 
 
+def _create_private(path: Path, display_url: str) -> None:
+    """Create a new SQLite store file ``0644`` whatever the umask, and not through a planted
+    link: SQLite would create it with the umask's mode (``0666`` under umask 0: any local
+    user could rewrite a lab's history), and its journal files take the database's mode."""
+    if path.exists() or str(path) == ":memory:":
+        return
+    try:
+        os.close(private_files.open_fd(path, os.O_WRONLY))
+    except OSError as exc:
+        raise StoreError(f"cannot open store {display_url}: {exc.strerror}: {path}") from None
+
+
 class Store:
     """One database; use as a context manager (the connection pool closes after)."""
 
@@ -187,6 +201,7 @@ class Store:
             folder = Path(self.url.database).parent
             if not folder.is_dir():
                 raise StoreError(f"cannot open store {self.display_url}: no directory {folder}")
+            _create_private(Path(self.url.database), self.display_url)
         try:
             self.engine: Engine = sa.create_engine(self.url)
             self._prepare()
