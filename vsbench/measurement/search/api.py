@@ -30,9 +30,12 @@ SearchMode = Literal["binary", "rfc2544", "tst009", "multi"]
 #: not yet the default: it cuts the noisy DUT models' trial time by a fifth to a quarter
 #: with as many wrong NDRs over 1000 seeds, but on the benchmark's 40 seeds one model has
 #: one more (docs/search.rst); ``search.revision: 3`` in a configuration runs it.
+#: 4 (``multi`` only): revision 3, with a middle stage that two consistent trials decide and
+#: a downward external step that follows the loss-guided guess instead of doubling after
+#: it (``search.revision: 4``; docs/search.rst has its figures).
 SEARCH_REVISION = 2
 #: The newest rules a configuration may ask for (``search.revision``).
-LATEST_REVISION = 3
+LATEST_REVISION = 4
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,12 @@ class SearchConfig:
     def decides_close_loads_by_neighbourhood(self) -> bool:
         """Revision 3's rules of the ``multi`` search (:data:`SEARCH_REVISION`)."""
         return self.revision >= 3
+
+    @property
+    def guides_external_search_by_loss(self) -> bool:
+        """Revision 4's rules of the ``multi`` search: the loss-guided downward step and the
+        looser middle stage (:data:`SEARCH_REVISION`)."""
+        return self.revision >= 4
 
 
 @dataclass

@@ -60,6 +60,12 @@ class Selector:
     #: overshot by 2**k widths and then spent a whole classification far from its bound.
     patient_expansion: bool = False
     pending_reach: int | None = None
+    #: Revision 4: a downward external step goes to where the loss at the upper bound
+    #: points (at least one stage width down) instead of the smaller of that and a step
+    #: doubled after every upper bound found. Revisions 1-3 doubled after the loss-guided
+    #: steps too, so a guess that landed one width high was followed by a step 16 widths
+    #: down, and the coarse stage then spent trials climbing back.
+    guess_first: bool = False
 
     @property
     def target(self) -> Target:
@@ -143,7 +149,9 @@ class Selector:
                 return self.pending_reach
             reach = max(0, b.upper - step * 2**self.expansions_down)
             guess = self._guess(b.upper, db, grid)
-            if guess is not None and guess < b.upper:
+            if guess is not None and guess < b.upper and self.guess_first:
+                reach = max(0, min(b.upper - step, guess))
+            elif guess is not None and guess < b.upper:
                 reach = min(reach, max(0, guess))
             below = [i for i in undecided if reach <= i < b.upper]
             if below:

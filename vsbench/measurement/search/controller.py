@@ -9,7 +9,7 @@
    (:mod:`.relevant_bounds`) and the conditional throughput at its lower bound.
 
 Targets per goal: a coarse stage (one trial decides a load, bracket four widths wide, trial
-duration ``trial_duration_s``) followed by the final stage (sequential test with
+duration ``trial_duration_s``), a middle stage (two widths, a loose test) and the final stage (sequential test with
 ``alpha``/``max_trials_per_load``, bracket one width wide, ``final_trial_duration_s``).
 """
 
@@ -31,6 +31,14 @@ COARSE_WIDTH_STEPS = 4
 #: The middle stage's test: three consistent trials decide, five force a decision.
 MIDDLE_ALPHA = 0.2
 MIDDLE_N_MAX = 5
+#: Revision 4's middle-stage test: two consistent trials decide (P[Bin(2, 0.5) = 0] =
+#: 0.25 <= 0.4), five still force. The middle stage only narrows the bracket to two widths
+#: for the final test, whose trials (same duration) reuse every middle-stage trial; a third
+#: confirming trial there mostly re-measured a load the final stage then left behind. On the
+#: benchmark's noisy models (1000 seeds) this and the loss-guided downward step
+#: (:attr:`.candidates.Selector.guess_first`) cut revision 3's mean trial time by 1 / 3 / 6 %
+#: at as many wrong NDRs (docs/search.rst; alpha 0.3 or n_max 3/7 measured no better).
+REV4_MIDDLE_ALPHA = 0.4
 #: Hard stop for pathological trial functions; far above any real search.
 MAX_TRIALS = 5000
 
@@ -42,6 +50,9 @@ def targets_for(config: SearchConfig) -> tuple[Target, ...]:
                     trial_duration_s=config.trial_duration_s)
     final = Target(1, alpha=config.alpha, n_max=max(1, config.max_trials_per_load),
                    trial_duration_s=config.final_trial_duration_s)
+    if config.guides_external_search_by_loss:
+        middle = Target(COARSE_WIDTH_STEPS // 2, alpha=REV4_MIDDLE_ALPHA, n_max=MIDDLE_N_MAX,
+                        trial_duration_s=config.trial_duration_s)
     return (coarse, middle, final)
 
 
@@ -51,7 +62,8 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
     m = Measurer(trial, config)
     db = TrialDatabase(tuple(config.goals), neighbourhood_decides=config.decides_close_loads_by_neighbourhood)
     targets = targets_for(config)
-    selectors = [Selector(pos, goal, targets, patient_expansion=config.decides_close_loads_by_neighbourhood)
+    selectors = [Selector(pos, goal, targets, patient_expansion=config.decides_close_loads_by_neighbourhood,
+                          guess_first=config.guides_external_search_by_loss)
                  for pos, goal in enumerate(config.goals)]
     stop_reason: str | None = None
     budget_exhausted = False
