@@ -12,6 +12,11 @@ once, as a tarball every lab host is extracted from:
   link is a veth to the controller), so the playbook's ``apt`` task installs from this cache
   offline -- the same task a networked host runs against its mirror.
 
+A second kind, ``preinstalled``, has the runtime packages installed instead of only
+downloaded: the playbook's apt task then finds nothing to do. The long test uses it, because
+installing them takes about 95 s per host on the shared 2-core machine (measured), more than
+a test may cost; the playbook and every other step are the same.
+
 The image carries no ssh host keys (each lab host gets its own) and no vsbench: the playbook
 installs vsbench. The cache key is the hash of runtime.txt and the package list here, so a
 changed runtime.txt builds a new image.
@@ -30,7 +35,8 @@ REPO = Path(__file__).resolve().parents[2]
 FRESH_DIR = Path(os.environ.get("VSBENCH_FRESH_DIR", "/var/tmp/vsbench-fresh"))
 SUITE = "bookworm"
 FRESH_TARBALL = FRESH_DIR / f"debian12-{SUITE}.tar"
-BASE_PACKAGES = ["openssh-server", "python3"]
+# python3-apt: what Ansible's apt module drives apt with (it would fetch it from a mirror otherwise)
+BASE_PACKAGES = ["openssh-server", "python3", "python3-apt"]
 RUNTIME_TXT = REPO / "tools" / "packages" / "runtime.txt"
 MAX_AGE_S = 24 * 3600
 
@@ -45,9 +51,12 @@ def runtime_packages(path: Path = RUNTIME_TXT) -> list[str]:
     return names
 
 
-def image_path() -> Path:
+KINDS = ("clean", "preinstalled")
+
+
+def image_path(kind: str = "clean") -> Path:
     key = hashlib.sha256((RUNTIME_TXT.read_text() + " ".join(BASE_PACKAGES)).encode()).hexdigest()[:12]
-    return FRESH_DIR / f"lab-base-{SUITE}-{key}.tar"
+    return FRESH_DIR / f"lab-{kind}-{SUITE}-{key}.tar"
 
 
 def _fresh_tarball(log: Path) -> Path:
@@ -65,7 +74,7 @@ def _fresh_tarball(log: Path) -> Path:
     return FRESH_TARBALL
 
 
-def _inner(rootfs: str) -> None:
+def _inner(rootfs: str, kind: str) -> None:
     """Runs in a private mount namespace: chroot into the rootfs, install, download."""
     for argv in (["mount", "--make-rprivate", "/"], ["mount", "-t", "proc", "proc", f"{rootfs}/proc"],
                  ["mount", "-t", "sysfs", "sysfs", f"{rootfs}/sys"], ["mount", "--rbind", "/dev", f"{rootfs}/dev"],
@@ -77,7 +86,8 @@ def _inner(rootfs: str) -> None:
     apt = ["apt-get", "-y", "-q", "--no-install-recommends"]
     subprocess.run(["chroot", rootfs, *env, "apt-get", "-q", "update"], check=True)
     subprocess.run(["chroot", rootfs, *env, *apt, "install", *BASE_PACKAGES], check=True)
-    subprocess.run(["chroot", rootfs, *env, *apt, "install", "--download-only", *runtime_packages()], check=True)
+    only = ["--download-only"] if kind == "clean" else []
+    subprocess.run(["chroot", rootfs, *env, *apt, "install", *only, *runtime_packages()], check=True)
     # no host keys in the image: each lab host gets its own (lab.py)
     for key in Path(rootfs, "etc/ssh").glob("ssh_host_*"):
         key.unlink()
@@ -85,9 +95,9 @@ def _inner(rootfs: str) -> None:
     Path(rootfs, "etc/apt/apt.conf.d/docker-clean").unlink(missing_ok=True)
 
 
-def build(log: Path) -> Path:
+def build(log: Path, kind: str = "clean") -> Path:
     """The base image's path, built when missing (minutes: apt over the network)."""
-    target = image_path()
+    target = image_path(kind)
     if target.exists():
         return target
     FRESH_DIR.mkdir(parents=True, exist_ok=True)
@@ -99,7 +109,7 @@ def build(log: Path) -> Path:
         subprocess.run(["tar", "-C", str(rootfs), "-xpf", str(_fresh_tarball(log))], check=True)
         with log.open("ab") as out:
             subprocess.run(["unshare", "--mount", "--propagation", "private", "--", sys.executable,
-                            str(Path(__file__).resolve()), "_inner", str(rootfs)], stdout=out, stderr=out, check=True)
+                            str(Path(__file__).resolve()), "_inner", str(rootfs), kind], stdout=out, stderr=out, check=True)
         part = target.with_suffix(".tar.part")
         subprocess.run(["tar", "-C", str(rootfs), "--one-file-system", "-cpf", str(part), "."], check=True)
         part.rename(target)
@@ -111,5 +121,5 @@ def build(log: Path) -> Path:
     return target
 
 
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "_inner":
-    _inner(sys.argv[2])
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "_inner":
+    _inner(sys.argv[2], sys.argv[3])

@@ -125,19 +125,22 @@ def _wait_ssh(address: str, log: Path, deadline_s: float = SSH_READY_S) -> None:
     raise LabError(f"sshd on {address} did not answer within {deadline_s:.0f} s (see {log})")
 
 
-def up(n_hosts: int, lab_dir: Path) -> dict:
+def up(n_hosts: int, lab_dir: Path, kind: str = "clean") -> dict:
     if (lab_dir / "lab.json").exists():
         raise LabError(f"{lab_dir} already holds a lab (tools/lab/lab.py down --dir {lab_dir} first)")
     if not 1 <= n_hosts <= 20:
         raise LabError("--hosts must be between 1 and 20")
     lab_dir.mkdir(parents=True, exist_ok=True)
-    base = image.build(lab_dir / "image.log")
+    base = image.build(lab_dir / "image.log", kind)
     lab_id = secrets.token_hex(2)
     client_key = lab_dir / "id_ed25519"
     _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"vsbench-lab-{lab_id}", "-f", str(client_key)])
     state = {"lab_id": lab_id, "dir": str(lab_dir.resolve()), "image": str(base), "hosts": []}
     free = [o for o in range(1, 255) if o not in _used_octets()]
-    known, inventory = [], ["[dut]"]
+    known = []
+    inventory = ["# written by tools/lab/lab.py. Per host: no route to a mirror (vsbench_apt_update=false: apt",
+                 "# installs from the cache the image carries), one host's run at a time (vsbench_run_throttle=1:",
+                 "# the hosts share the controller's CPUs)", "[dut]"]
     try:
         for i in range(n_hosts):
             name = f"h{i + 1}"
@@ -170,7 +173,9 @@ def up(n_hosts: int, lab_dir: Path) -> dict:
             host["sshd_start"] = _start_time(proc.pid)
             _write_state(lab_dir, state)
             _wait_ssh(host["address"], log)
-            inventory.append(f"{name} ansible_host={host['address']}")
+            # the lab's own settings as host vars: they must win over the playbook's
+            # group_vars/all defaults, which an inventory's group vars do not
+            inventory.append(f"{name} ansible_host={host['address']} vsbench_apt_update=false vsbench_run_throttle=1")
     except (subprocess.CalledProcessError, LabError, OSError) as exc:
         down(lab_dir)
         if isinstance(exc, subprocess.CalledProcessError):
@@ -242,6 +247,8 @@ def down(lab_dir: Path) -> list[str]:
     """Tear the lab down; returns what could not be removed (empty: nothing left)."""
     state_file = lab_dir / "lab.json"
     if not state_file.exists():
+        if (lab_dir / "hosts").exists():
+            return [f"{lab_dir}/hosts exists but no lab.json says what it holds: left alone"]
         return []
     state = json.loads(state_file.read_text())
     left = []
@@ -264,7 +271,8 @@ def down(lab_dir: Path) -> list[str]:
     elif not left and hosts_dir.exists():
         subprocess.run(["rm", "-rf", "--one-file-system", str(hosts_dir)], check=False)
     if not left:
-        state_file.unlink()
+        for made in ("id_ed25519", "id_ed25519.pub", "known_hosts", "inventory.ini", "ssh_config", "lab.json"):
+            (lab_dir / made).unlink(missing_ok=True)
     return left
 
 
@@ -274,18 +282,22 @@ def main(argv: list[str] | None = None) -> int:
     p_up = sub.add_parser("up", help="start N hosts")
     p_up.add_argument("--hosts", type=int, default=2)
     p_up.add_argument("--dir", type=Path, required=True)
+    p_up.add_argument("--image", choices=image.KINDS, default="clean",
+                      help="clean: runtime packages only downloaded (the playbook installs them); "
+                           "preinstalled: installed (the long test's shortcut)")
     p_down = sub.add_parser("down", help="stop the lab in DIR and remove it")
     p_down.add_argument("--dir", type=Path, required=True)
-    sub.add_parser("image", help="build the base image only")
+    p_image = sub.add_parser("image", help="build the base image only")
+    p_image.add_argument("--image", choices=image.KINDS, default="clean")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         print("tools/lab/lab.py: must run as root (namespaces, mounts, chroot)", file=sys.stderr)
         return 2
     try:
         if args.cmd == "image":
-            print(image.build(Path("/tmp/vsbench-lab-image.log")))
+            print(image.build(Path("/tmp/vsbench-lab-image.log"), args.image))
         elif args.cmd == "up":
-            state = up(args.hosts, args.dir)
+            state = up(args.hosts, args.dir, args.image)
             for h in state["hosts"]:
                 print(f"lab: {h['name']} {h['address']} sshd pid {h['sshd_pid']}")
             print(f"lab: inventory {args.dir / 'inventory.ini'}")
