@@ -609,6 +609,9 @@ class Run:
             for test in self.results.tests:
                 if test.status == "running":
                     test.status = "interrupted"
+                    test.error = test.error or str(exc)  # the final line names the signal
+                elif test.status == "not-run":
+                    test.error = test.error or f"not run: {exc}"
                 for fs in test.frame_sizes:
                     if fs.status == "running":
                         fs.status = "interrupted"
