@@ -73,6 +73,7 @@ def catalogue(quick: bool) -> list[Fault]:
                 Fault("signal", "linux_bridge", "random", "SIGTERM"),
                 Fault("signal", "linux_bridge", "trial", "SIGHUP", twice=True),
                 Fault("disk_full", "linux_bridge", "mid_run"),
+                Fault("disk_full", "linux_bridge", "first_write"),
                 Fault("state_ro", "linux_bridge", "start")]
     faults = []
     for target in ("ovs-vswitchd", "ovsdb-server"):
@@ -205,6 +206,17 @@ def start_run(fault: Fault, results_dir: Path, state_dir: Path, out_path: Path) 
     return Started(proc, out_path, results_dir)
 
 
+def catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler for ``signum`` (SigCgt of /proc/<pid>/status)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:"):
+                return bool(int(line.split()[1], 16) & (1 << (signum - 1)))
+    except OSError:
+        pass
+    return False
+
+
 def wait_until(cond: Callable[[], bool], timeout_s: float, proc: subprocess.Popen) -> bool:
     """Poll ``cond`` until true (True), the run ends or the time is up (False)."""
     end = time.monotonic() + timeout_s
@@ -288,7 +300,7 @@ def run_id_of(run_dir: Path | None) -> str | None:
     return match.group(1) if match else None
 
 
-def residue(run_ids: list[str], tracker: Tracker, marks: list[str]) -> list[str]:
+def residue(run_ids: list[str], tracker: Tracker, marks: list[str], own_mounts: list[Path]) -> list[str]:
     """What of the runs is still there after they ended (every check independent of
     vsbench's own cleanup code, so a blind spot there is not one here)."""
     left: list[str] = []
@@ -318,7 +330,7 @@ def residue(run_ids: list[str], tracker: Tracker, marks: list[str]) -> list[str]
             if mentions(line):
                 left.append(f"nft {line}")
     for line in Path("/proc/self/mounts").read_text().splitlines():
-        if mentions(line.split()[1]):
+        if mentions(line.split()[1]) and Path(line.split()[1]) not in own_mounts:
             left.append(f"mount {line.split()[1]}")
     huge = Path("/dev/hugepages")
     if huge.is_dir():
@@ -361,13 +373,13 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
     runs: list[Started] = []
     try:
         if fault.kind == "disk_full":
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "vsbfaults", str(results_dir)],
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "vsbfaults", str(results_dir)],
                            check=True)
             mounts.append(results_dir)
             if fault.moment == "first_write":
                 fill(results_dir)
         if fault.kind == "state_ro":
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "vsbfaults", str(state_dir)], check=True)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k,mode=0755", "vsbfaults", str(state_dir)], check=True)
             mounts.append(state_dir)
         first = start_run(fault, results_dir, state_dir, work / "out.txt")
         tracker.add_root(first.proc.pid)
@@ -398,7 +410,7 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
             check_files(second.run_dir(), ("complete",), verdict, 0)
         run_ids = [run_id_of(r.run_dir()) for r in runs]
         tracker.stop()
-        verdict.residue = residue([r for r in run_ids if r], tracker, marks)
+        verdict.residue = residue([r for r in run_ids if r], tracker, marks, mounts)
         if any(state_dir.iterdir()) if state_dir.is_dir() else False:
             verdict.residue.append(f"state dir not empty: {sorted(p.name for p in state_dir.iterdir())}")
     finally:
@@ -453,7 +465,12 @@ def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, del
             verdict.problems.append(f"the run ended before {target} started")
             return 0
     elif fault.moment == "random":
-        time.sleep(rng.uniform(1.0, 8.0))
+        # from the moment vsbench's main() handles SIGTERM (before it, the interpreter is
+        # still importing: a signal takes its default action and nothing exists to undo)
+        if not wait_until(lambda: catches(proc.pid, signal.SIGTERM), 60, proc):
+            verdict.problems.append("vsbench never installed its SIGTERM handler")
+            return 0
+        time.sleep(rng.uniform(0.0, 8.0))
     elif fault.moment == "mid_run":
         if not wait_until(lambda: trial_lines(run.run_dir()) > 0, 120, proc):
             verdict.problems.append("the run ended before its first trial was recorded")

@@ -203,8 +203,8 @@ class RunDisplay:
         (:func:`save_summary`)."""
         self.close_progress()
         self.print_summary(results)
+        save_summary(results, run_dir)  # before the last line: a warning of its own must not follow it
         self.console.print(final_line(results, run_dir), highlight=False, markup=False, soft_wrap=True)
-        save_summary(results, run_dir)
 
     def print_summary(self, results: RunResults) -> None:
         """One table per test with its notes, then the scaling tables: what a run ends
