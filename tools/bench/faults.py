@@ -171,7 +171,8 @@ class Tracker:
     def live(self, name: str) -> list[Proc]:
         with self._lock:
             procs = list(self.seen.values())
-        return [p for p in procs if p.name == name and alive(p)]
+        # ovs-vswitchd of the DPDK build is ovs-vswitchd-dpdk
+        return [p for p in procs if (p.name == name or p.name.startswith(name + "-")) and alive(p)]
 
     def stop(self) -> None:
         self._stop.set()
