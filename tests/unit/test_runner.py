@@ -479,7 +479,9 @@ def test_marking_a_dead_suite_run_closes_suite_json_and_leaves_finished_runs_alo
     assert mark_dead_run(run_id, run_dir, dry_run=True) == [
         f"would mark {run_dir / 'results.json'} interrupted", f"would mark {run_dir / 'suite.json'} interrupted"]
     assert json.loads((run_dir / "suite.json").read_text())["status"] == "running"
+    assert (run_dir / ".space-reserve").is_file()  # the killed run's reserve (issue 28)...
     lines = mark_dead_run(run_id, run_dir)
+    assert not (run_dir / ".space-reserve").exists()  # ...is freed by cleanup
     assert lines[:2] == [f"marked {run_dir / 'results.json'} interrupted", f"marked {run_dir / 'suite.json'} interrupted"]
     doc = json.loads((run_dir / "suite.json").read_text())
     schema.validate(doc, "suite_result.schema.json")
