@@ -118,3 +118,39 @@ def test_a_signal_before_the_run_is_one_line_and_128_plus_signal(monkeypatch, ca
     assert cli.main(["--test", "phy2phy_tput"]) == code
     assert capsys.readouterr().err.strip() == f"vsbench: error: interrupted by {signal.Signals(signum).name}"
     assert signal.getsignal(signum) is before  # main() called in-process leaves the caller's handlers
+
+
+def test_a_dead_switch_ends_the_plan_instead_of_measuring_it():
+    """ovs-vswitchd killed mid-trial: every later trial saw 100 % loss and the run ended
+    ``complete``. DutGoneError from trial_begin/trial_end passes the trial runner (and the
+    plugin guard, as a PluginFault's cause); any other probe failure stays a warning."""
+    import subprocess
+    import sys
+
+    from plugins.vswitch.ovs.switch import OvsSwitchBase
+    from vsbench.interfaces.plugin import DutGoneError, PluginError
+    from vsbench.measurement import trial_runner
+    from vsbench.runner.guard import PluginFault
+
+    assert trial_runner.dut_gone(PluginFault("vswitch ovs_dpdk", "trial_begin", DutGoneError("x")))
+    assert not trial_runner.dut_gone(PluginFault("vswitch ovs_dpdk", "trial_begin", PluginError("x")))
+
+    from vsbench.system.commands import ManagedProcess
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        class Instance:
+            vswitchd_proc = ManagedProcess([], dead)
+            ovsdb_proc = ManagedProcess([], live)
+
+        switch = OvsSwitchBase.__new__(OvsSwitchBase)
+        switch.instance = Instance()
+        with pytest.raises(DutGoneError, match=rf"ovs-vswitchd \(pid {dead.pid}\) died"):
+            switch.check_alive()
+        Instance.vswitchd_proc = ManagedProcess([], live)
+        switch.check_alive()
+    finally:
+        live.kill()
+        live.wait()
