@@ -349,8 +349,8 @@ def residue(run_ids: list[str], tracker: Tracker, marks: list[str], own_mounts: 
 # -- injecting ------------------------------------------------------------------------------
 
 EXPECT_WORDS = {
-    "ovs-vswitchd": r"ovs|vswitchd|switch",
-    "ovsdb-server": r"ovs|ovsdb|switch",
+    "ovs-vswitchd": r"ovs-vswitchd",
+    "ovsdb-server": r"ovsdb|db\.sock",  # the daemon, or the database socket that went dead with it
     "trafgen": r"trafgen|generator",
     "SIGINT": r"SIGINT", "SIGTERM": r"SIGTERM", "SIGHUP": r"SIGHUP",
     "disk_full": r"[Nn]o space left",
