@@ -278,13 +278,16 @@ def test_an_error_outside_any_plan_leaves_a_failed_run_not_a_running_one(tmp_pat
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(run_module.Run, "write_sysinfo", broken)
-    with pytest.raises(OSError):
-        run(make_plans(tmp_path, testkit), testkit)
+    # issue 28: a file the run cannot write is the run's failure (exit 1, one line naming it),
+    # no longer an exception for the CLI to report as an internal error
+    code, out = run(make_plans(tmp_path, testkit), testkit)
+    assert code == 1 and "failed" in out.strip().splitlines()[-1] and "No space left" in out.strip().splitlines()[-1]
     run_dir = only_run_dir(testkit)
     results = json.loads((run_dir / "results.json").read_text())
     schema.validate(results, "results.schema.json")
     assert results["status"] == "failed" and results["finished_at"]
     assert "running" not in {t["status"] for t in results["tests"]}
+    assert "No space left on device" in results["tests"][0]["error"]
     report = (run_dir / "report.html").read_text()
     assert "had not finished" not in report
     assert_torn_down(testkit, run_dir)
@@ -476,7 +479,9 @@ def test_marking_a_dead_suite_run_closes_suite_json_and_leaves_finished_runs_alo
     assert mark_dead_run(run_id, run_dir, dry_run=True) == [
         f"would mark {run_dir / 'results.json'} interrupted", f"would mark {run_dir / 'suite.json'} interrupted"]
     assert json.loads((run_dir / "suite.json").read_text())["status"] == "running"
+    assert (run_dir / ".space-reserve").is_file()  # the killed run's reserve (issue 28)...
     lines = mark_dead_run(run_id, run_dir)
+    assert not (run_dir / ".space-reserve").exists()  # ...is freed by cleanup
     assert lines[:2] == [f"marked {run_dir / 'results.json'} interrupted", f"marked {run_dir / 'suite.json'} interrupted"]
     doc = json.loads((run_dir / "suite.json").read_text())
     schema.validate(doc, "suite_result.schema.json")

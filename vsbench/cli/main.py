@@ -21,7 +21,7 @@ from typing import Sequence
 from rich.console import Console
 
 from vsbench import __version__
-from vsbench.cli import listing
+from vsbench.cli import early_signals, listing
 from vsbench.runner import config as cfg
 from vsbench.runner import plugins, testcases
 from vsbench.runner.plan import TestPlan, repeated
@@ -706,6 +706,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Console() if sys.stdout.isatty() else Console(width=200)
     err = Console(stderr=True)
     debug = any(a in ("--debug", "-v", "--verbose") for a in argv)
+    previous_handlers = early_signals.install()
     try:
         if argv and argv[0] == "cleanup":
             return run_cleanup(argv[1:], err)
@@ -735,13 +736,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(argv, EXIT_USAGE, str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        _error(err, "interrupted")
+        _error(err, "interrupted by SIGINT")
         return EXIT_INTERRUPTED
+    except early_signals.EarlySignal as exc:
+        _error(err, str(exc))
+        return 128 + exc.signum
     except Exception as exc:  # noqa: BLE001 - an internal error is still one line by default
         if debug:
             raise
         _error(err, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
         return EXIT_FAILED
+    finally:
+        early_signals.restore(previous_handlers)
 
 
 def build_conformance_parser() -> argparse.ArgumentParser:

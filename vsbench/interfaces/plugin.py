@@ -61,6 +61,14 @@ class PluginError(Exception):
     """A plugin could not do what it was asked; the message is one line for the user."""
 
 
+class DutGoneError(PluginError):
+    """The device under test is gone: a process of the switch or a VNF died (``kill -9``,
+    a crash). Raised by a plugin's ``trial_begin``/``trial_end``; unlike any other failure
+    of those statistics probes it ends the plan, because every trial after it would measure
+    a dead switch and the search would report its 100 % loss as a throughput (found by
+    tools/bench/faults.py: ovs-vswitchd killed mid-trial, the run ended ``complete``)."""
+
+
 @dataclass(frozen=True)
 class Prerequisite:
     """One thing a plugin needs that is missing, and how a user gets it.

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from vsbench.interfaces.collector import Collector
+from vsbench.interfaces.plugin import DutGoneError
 from vsbench.interfaces.traffic import MIN_FRAME_SIZE_BYTES, TrialResult
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces.vnf import Vnf
@@ -267,6 +268,8 @@ class TrialRunner:
         try:
             self.vswitch.trial_begin()
         except Exception as exc:  # noqa: BLE001 - a statistics probe must not cost the trial
+            if dut_gone(exc):
+                raise  # ...but a dead switch costs the plan
             log.warning("vswitch %s: trial_begin failed: %s", self.vswitch.name, exc)
 
     def _switch_end(self) -> dict[str, Any]:
@@ -275,6 +278,8 @@ class TrialRunner:
         try:
             return dict(self.vswitch.trial_end() or {})
         except Exception as exc:  # noqa: BLE001
+            if dut_gone(exc):
+                raise
             log.warning("vswitch %s: trial_end failed: %s", self.vswitch.name, exc)
             return {"error": str(exc)}
 
@@ -389,3 +394,15 @@ def _recordable(result: TrialResult, asked: validity.Asked) -> TrialResult:
         generator_stats={**stats, "reported": reported},
         burst_frames=result.burst_frames if _whole(result.burst_frames) else asked.burst_frames,
     )
+
+
+def dut_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was caused by (through the plugin guard), :class:`DutGoneError`."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, DutGoneError):
+            return True
+        seen = getattr(seen, "cause", None) or seen.__cause__
+    return False

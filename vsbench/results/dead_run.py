@@ -19,7 +19,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from vsbench.results import schema, writers
+from vsbench.results import schema, space_reserve, writers
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,9 @@ def mark_dead_run(run_id: str, run_dir: Path, dry_run: bool = False) -> list[str
         return []
     if not isinstance(results, dict) or results.get("run_id") != run_id:
         return []
+    reserve = run_dir / space_reserve.FILE_NAME  # the killed run's space reserve: no use now
+    if reserve.is_file() and not reserve.is_symlink() and not dry_run:
+        reserve.unlink()
     changed = _close(results)
     suite_path = run_dir / "suite.json"
     suite: dict[str, Any] | None = None

@@ -39,10 +39,20 @@ class TrialLog:
             raise ValueError(f"{self.path} is closed")
         line = json.dumps(record.to_json(), separators=(",", ":"), allow_nan=False) + "\n"
         data = line.encode("utf-8")
+        whole = os.fstat(self._fd).st_size  # the end of the last whole line
         written = 0
-        while written < len(data):
-            written += os.write(self._fd, data[written:])
-        os.fsync(self._fd)
+        try:
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+            os.fsync(self._fd)
+        except OSError:
+            # A full disk (ENOSPC, EDQUOT) can take part of the line: cut it off, so the file
+            # stays whole lines -- every trial before this one readable by any JSON-lines reader.
+            try:
+                os.ftruncate(self._fd, whole)
+            except OSError:
+                pass  # read_trials still skips a torn last line
+            raise
         self.count += 1
 
     def close(self) -> None:

@@ -203,8 +203,8 @@ class RunDisplay:
         (:func:`save_summary`)."""
         self.close_progress()
         self.print_summary(results)
-        self.console.print(final_line(results, run_dir), highlight=False)
-        save_summary(results, run_dir)
+        save_summary(results, run_dir)  # before the last line: a warning of its own must not follow it
+        self.console.print(final_line(results, run_dir), highlight=False, markup=False, soft_wrap=True)
 
     def print_summary(self, results: RunResults) -> None:
         """One table per test with its notes, then the scaling tables: what a run ends
@@ -327,8 +327,30 @@ def _frame_size_docs(test: TestResult) -> list[dict[str, Any]]:
             for fs in test.frame_sizes]
 
 
+#: How much of the reason the final line carries (the whole of it is in results.json).
+REASON_CHARS = 240
+
+
 def final_line(results: RunResults, run_dir: Path) -> str:
-    return f"run {results.run_id}: {results.status}; results in {run_dir}"
+    """The run's last line: its status and, when it did not complete, why -- what died, the
+    signal, the full disk -- so the one line a CI log or a closed terminal keeps says it."""
+    reason = end_reason(results)
+    status = f"{results.status}: {reason}" if reason and results.status != "complete" else results.status
+    return f"run {results.run_id}: {status}; results in {run_dir}"
+
+
+def end_reason(results: RunResults) -> str | None:
+    """The first error of a plan (or of a frame size) that did not complete, on one line."""
+    for test in results.tests:
+        errors = [test.error] + [fs.error for fs in test.frame_sizes]
+        if test.status != "complete" or any(fs.status in ("failed", "interrupted") for fs in test.frame_sizes):
+            for error in errors:
+                if error:
+                    text = " ".join(str(error).split())
+                    if len(text) > REASON_CHARS:
+                        text = text[:REASON_CHARS - 3] + "..."
+                    return f"{test.label}: {text}"
+    return None
 
 
 def integration_line(test: Any) -> str:
@@ -347,7 +369,7 @@ def summary_text(results: RunResults, run_dir: Path) -> str:
     buffer = io.StringIO()
     display = RunDisplay(Console(file=buffer, width=SUMMARY_WIDTH, color_system=None, force_terminal=False))
     display.print_summary(results)
-    display.console.print(final_line(results, run_dir), highlight=False)
+    display.console.print(final_line(results, run_dir), highlight=False, markup=False, soft_wrap=True)
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 

@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -52,7 +53,7 @@ from vsbench.interfaces.traffic import VXLAN_OVERHEAD_BYTES
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement import profiles
 from vsbench.measurement.trial_runner import TrialRunner, TrialSink
-from vsbench.results import frame_mix_figures, writers
+from vsbench.results import frame_mix_figures, space_reserve, writers
 from vsbench.results.model import FrameSizeResult, RunResults, TestResult, TrialIdentity
 from vsbench.results.trial_log import FILE_NAME as TRIALS_FILE
 from vsbench.results.trial_log import TrialLog
@@ -212,6 +213,16 @@ class _PrivateFileHandler(logging.FileHandler):
     def format(self, record: logging.LogRecord) -> str:
         return redact_url_passwords(super().format(record))
 
+    _failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        """A log file that cannot be written (its filesystem full) costs the log, never a
+        traceback on the terminal per record: one line, once; the terminal has the records."""
+        if not self._failed:
+            self._failed = True
+            exc = sys.exc_info()[1]
+            sys.stderr.write(f"vsbench: warning: run log {self.baseFilename} not written: {exc}\n")
+
     def _open(self):  # type: ignore[override]
         return private_files.open_append(Path(self.baseFilename), encoding=self.encoding or "utf-8",
                                          errors=self.errors)
@@ -276,6 +287,7 @@ class Run:
         self.plugin_versions: list[dict[str, Any]] = []
         self._host_settings_doc: dict[str, Any] | None = None
         self.claim: runstate.RunClaim | None = None
+        self.reserve: space_reserve.SpaceReserve | None = None
         self.guard = SignalGuard()
         self._report_clock = time.monotonic()  # the run's start, then its last report
         self.sink: TrialSink | None = None
@@ -553,8 +565,20 @@ class Run:
 
     # -- the whole run ----------------------------------------------------------------------
 
-    def execute(self) -> int:
+    def prepare(self) -> None:
+        """Create the run directory and its space reserve (the run's first write): on a
+        full or read-only results filesystem this fails before anything else exists, and
+        the run directory is removed again."""
         private_files.make_dirs(self.run_dir, exist_ok=False)
+        try:
+            self.reserve = space_reserve.SpaceReserve(self.run_dir)
+        except OSError:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            raise
+
+    def execute(self) -> int:
+        if self.reserve is None:
+            self.prepare()
         guard = self.guard
         log_file = _RunLogFile(self.run_dir / "logs" / LOG_FILE, self.log_level)
         trial_log: TrialLog | None = None
@@ -609,10 +633,24 @@ class Run:
             for test in self.results.tests:
                 if test.status == "running":
                     test.status = "interrupted"
+                    test.error = test.error or str(exc)  # the final line names the signal
+                elif test.status == "not-run":
+                    test.error = test.error or f"not run: {exc}"
                 for fs in test.frame_sizes:
                     if fs.status == "running":
                         fs.status = "interrupted"
             exit_code = 128 + exc.signum
+        except OSError as exc:
+            # The run's own files cannot be written (the results filesystem full, read-only)
+            # or the state directory cannot be used: the run fails with that one line.
+            guard.defer()
+            log.error("run %s cannot go on: %s", self.run_id, one_line(exc))
+            log.debug("run %s file error", self.run_id, exc_info=True)
+            self._close_unfinished("failed", one_line(exc))
+            for test in self.results.tests:
+                if test.status == "not-run" and not test.error:
+                    test.error = f"not run: {one_line(exc)}"
+            exit_code = EXIT_FAILED
         except BaseException as exc:
             # Outside any plan (writing a file, a bug in the runner) or not an Exception at
             # all (Ctrl-C where no handler is installed, SystemExit): the run's files must
@@ -633,10 +671,7 @@ class Run:
             if trial_log is not None:
                 trial_log.close()
             self.results.finished_at = utc_now()
-            try:
-                self.write_results()
-            except Exception:  # noqa: BLE001 - never mask the run's own outcome
-                log.exception("could not write the final results")
+            self._write_final_results()
             self.notify("finished")
             self.write_report()
             if self.claim is not None:
@@ -647,6 +682,27 @@ class Run:
             exit_code = 128 + guard.received  # a signal arrived during the final teardown
         self.display.summary(self.results, self.run_dir)
         return exit_code
+
+    def _write_final_results(self) -> None:
+        """results.json/csv with the run's terminal status; on a full disk, again after
+        freeing the run's space reserve (:mod:`vsbench.results.space_reserve`). A failure is
+        one line on the terminal (its traceback in the log), never the run's outcome."""
+        reserve = self.reserve
+        try:
+            try:
+                self.write_results()
+            except OSError as exc:
+                if not (space_reserve.is_no_space(exc) and reserve is not None and reserve.held):
+                    raise
+                reserve.release()
+                log.warning("results filesystem full: wrote the final results into the run's space reserve")
+                self.write_results()
+        except Exception as exc:  # noqa: BLE001 - never mask the run's own outcome
+            log.error("could not write the final results: %s", one_line(exc))
+            log.debug("final results not written", exc_info=True)
+        finally:
+            if reserve is not None:
+                reserve.release()
 
     def _close_unfinished(self, status: str, error: str) -> None:
         """The run, and every plan and frame size still ``running``, end as ``status``
@@ -813,6 +869,12 @@ def execute_plans(plans: list[TestPlan], results_dir: Path, console: Console,
         private_files.make_dirs(Path(results_dir))
     except OSError as exc:
         err.print(f"vsbench: error: cannot create results directory {results_dir}: {exc.strerror}",
+                  markup=False, highlight=False, soft_wrap=True)
+        return RunOutcome(EXIT_USAGE, None)
+    try:
+        run.prepare()
+    except OSError as exc:
+        err.print(f"vsbench: error: cannot write in results directory {results_dir}: {exc.strerror}",
                   markup=False, highlight=False, soft_wrap=True)
         return RunOutcome(EXIT_USAGE, None)
     code = run.execute()

@@ -25,7 +25,7 @@ import logging
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from vsbench.interfaces.plugin import PluginContext, PluginError, Prerequisite
+from vsbench.interfaces.plugin import DutGoneError, PluginContext, PluginError, Prerequisite
 from vsbench.interfaces.vswitch import FlowSpec, PortSpec, SwitchPort, SwitchThread, VSwitch
 from vsbench.interfaces import ResourceStack, commands
 from vsbench.interfaces import rules as rulesets
@@ -489,7 +489,16 @@ class OvsSwitchBase(VSwitch):
         pid = self.instance.vswitchd_pid() if self.instance else None
         return cpu.sample(pids=[pid] if pid else [])
 
+    def check_alive(self) -> None:
+        """:class:`DutGoneError` naming the daemon of this instance that died."""
+        instance = self.instance
+        for name, proc in (("ovs-vswitchd", getattr(instance, "vswitchd_proc", None)),
+                           ("ovsdb-server", getattr(instance, "ovsdb_proc", None))):
+            if proc is not None and not proc.alive():
+                raise DutGoneError(f"{name} (pid {proc.pid}) died")
+
     def trial_begin(self) -> None:
+        self.check_alive()
         counters = self.datapath_counters()  # the slower sample first: the CPU one is closest to traffic
         self._trial_before = (self._cpu_sample(), counters)
 
@@ -498,6 +507,7 @@ class OvsSwitchBase(VSwitch):
             return {}
         before_cpu, before_counters = self._trial_before
         self._trial_before = None
+        self.check_alive()
         usage = cpu.delta(before_cpu, self._cpu_sample())
         after_counters = self.datapath_counters()
         cpu_s, source = self.cpu_cost(usage)
