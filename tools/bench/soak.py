@@ -361,6 +361,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="testbed lock held for each run and its sample ('' when the caller holds it)")
     parser.add_argument("--state-dir", type=Path,
                         help="vsbench's state directory for the runs (default: a private one, removed at the end)")
+    parser.add_argument("--budget-s", type=float, metavar="S",
+                        help="start no run after S seconds; judge the runs done (the summary's soak_runs says how many)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep the run logs and results here instead of a removed temp dir")
     args = parser.parse_args(argv)
@@ -391,6 +393,10 @@ def main(argv: list[str] | None = None) -> int:
         with testbed_lock(args.lock):
             samples.append(sample_host(state, tmp_dir))
         for index, spec in enumerate(run_plan(args.runs), start=1):
+            if args.budget_s is not None and time.monotonic() - started > args.budget_s and len(samples) > 2:
+                print(f"soak: budget of {args.budget_s:.0f} s spent: stopped after {index - 1} of {args.runs} runs",
+                      flush=True)
+                break
             log_path = work / f"run{index:03d}.log"
             t0 = time.monotonic()
             with testbed_lock(args.lock):
@@ -404,12 +410,13 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
         if own_state:
             shutil.rmtree(state, ignore_errors=True)
+    runs_done = len(samples) - 1
     verdicts = judge_all(samples)
-    print(f"soak: {args.runs} runs in {time.monotonic() - started:.0f} s; no long-lived vsbench process "
+    print(f"soak: {runs_done} runs in {time.monotonic() - started:.0f} s; no long-lived vsbench process "
           "(one CLI process per run, everything it starts stops with it): sampled the host")
     for verdict in verdicts:
         print(verdict.line())
-    print(summary_line(args.runs, failed, verdicts), flush=True)
+    print(summary_line(runs_done, failed, verdicts), flush=True)
     return 0 if failed == 0 and not any(v.grew for v in verdicts) else 1
 
 
