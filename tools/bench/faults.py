@@ -537,6 +537,10 @@ def soak(rest: list[str]) -> int:
     sys.path.insert(0, str(HERE))
     import soak as soak_module  # noqa: PLC0415 - optional, beside this file
 
+    # the campaign is run under flock(1) on the testbed lock (docs/reliability.rst): soak
+    # taking that lock again from this process tree would wait for ever
+    if not any(a == "--lock" or a.startswith("--lock=") for a in rest):
+        rest = ["--lock", "", *rest]
     return int(soak_module.main(rest))
 
 
