@@ -183,7 +183,11 @@ class ProxVnf(Vnf):
 
     def _vdevs(self) -> list[str]:
         if self.ports[0].spec.kind == "vhostuser":
-            return dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports])
+            # vhost-user shares PROX's memory with the switch in at most 8 regions: one file
+            # per segment list, or virtio_user's SET_MEM_TABLE fails (seen: the handshake
+            # stops short of DRIVER_OK and nothing is forwarded)
+            return ["--single-file-segments",
+                    *dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports])]
         return [dpdk.af_packet_vdev(i, str(p.spec.iface)) for i, p in enumerate(self.ports)]
 
     def _peer_macs(self) -> list[str | None]:
