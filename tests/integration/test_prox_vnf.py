@@ -58,7 +58,7 @@ def left_behind(run_id: str, hugepages_before: int) -> list[str]:
     return found
 
 
-@pytest.mark.long  # tools/test.sh --long; not yet run green: see docs/prox_moongen.rst
+@pytest.mark.long  # tools/test.sh --long (CI runs it after the test command)
 @pytest.mark.parametrize("mode", ["swap", "nop"])
 def test_prox_forwards_between_vhost_user_ports(tmp_path, prox_binary, mode):  # noqa: F811
     from vsbench_plugins.vnf.prox import ProxVnf
