@@ -25,7 +25,14 @@ from vsbench.system import commands, pci_bind
 
 from lab_nics import lab_pairs, lab_skips
 
-pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab, *lab_skips(pairs=2)]
+import os
+
+# A whole search under TCG took 6-8 min a run here (boot, OvS-DPDK's start, the emulated
+# generator): far over the lab's CI budget (90 s), so it runs when asked for:
+# VSBENCH_LAB_PHY2PHY=1 tools/kernel-lab/run-tests -m long -k phy2phy_pci
+pytestmark = [pytest.mark.integration, pytest.mark.kernel_lab, pytest.mark.long, *lab_skips(pairs=2)]
+if os.environ.get("VSBENCH_LAB_PHY2PHY") != "1":
+    pytestmark.append(pytest.mark.skip(reason="6-8 min under TCG: set VSBENCH_LAB_PHY2PHY=1 to run it"))
 if commands.which("dpdk-testpmd") is None:
     pytestmark.append(pytest.mark.skip(reason="no dpdk-testpmd (apt-get install dpdk-dev)"))
 
@@ -42,10 +49,11 @@ TESTPMD = {"bind_driver": "uio_pci_generic", "main_cpu": 0, "forward_cpus": [1],
            "start_timeout_s": 120, "command_timeout_s": 30}
 
 
-def _state(iface: str) -> tuple[str, int]:
-    """An interface's MAC and flags, as the host's namespace has them."""
-    net = Path("/sys/class/net") / iface
-    return (net / "address").read_text().strip(), int((net / "flags").read_text(), 16)
+def _states() -> dict[str, int]:
+    """Every host-namespace interface's flags by MAC: a generator end may come back under
+    another name (the kernel gives its old one to a DUT NIC back on its driver first)."""
+    return {(net / "address").read_text().strip(): int((net / "flags").read_text(), 16)
+            for net in Path("/sys/class/net").iterdir() if (net / "address").exists()}
 
 
 def _nr_hugepages() -> int:
@@ -60,7 +68,8 @@ def test_phy2phy_tput_on_pci_ports_finds_ndr_and_leaves_every_device_as_found(tm
     monkeypatch.setattr(Run, "write_report", lambda self: None)  # rendered on the host; 20-40 s under TCG
     pairs = lab_pairs()[:2]
     gens, duts = [g for g, _ in pairs], [d for _, d in pairs]
-    before = {g.iface: _state(g.iface) for g in gens}
+    before = {mac: flags for mac, flags in _states().items() if mac in {f"52:54:00:00:{g.pair:02x}:01" for g in gens}}
+    assert len(before) == 2
     hugepages_before = _nr_hugepages()
     conf = {"testbed": {"generator_ifaces": [g.iface for g in gens], "dut_ports": [{"pci": d.pci} for d in duts]}}
     if forwarder == "ovs_dpdk":
@@ -90,7 +99,7 @@ def test_phy2phy_tput_on_pci_ports_finds_ndr_and_leaves_every_device_as_found(tm
 
     # as found: drivers, the generator ends (namespace, MAC, up/down, ARP), hugepages, processes
     assert [pci_bind.driver_of(d.pci) for d in duts] == [d.driver for d in duts]
-    assert {g.iface: _state(g.iface) for g in gens} == before
+    assert {mac: flags for mac, flags in _states().items() if mac in before} == before
     assert _nr_hugepages() == hugepages_before
     run_id = run_dir.name.rsplit("-", 1)[1]
     assert not [ns for ns in commands.run(["ip", "netns", "list"]).stdout.split() if run_id in ns]

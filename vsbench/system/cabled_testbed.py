@@ -7,7 +7,7 @@ PCI NICs through DPDK (``testbed.dut_ports: [{pci: ...}]``) and the generator th
 at the other ends of the cables (``testbed.generator_ifaces``). The embedded generator
 (trafgen) measures by interface counters in a namespace of its own, so these interfaces
 are *lent* to it: moved into the run's generator namespace and made as quiet as a veth
-there (IPv6 off, NOARP, the ingress drop), and given back to the host's namespace with
+there (IPv6 off, NOARP, promiscuous, the ingress drop), and given back to the host's namespace with
 the state they had (up or down, ARP), whatever happens to the run. An interface that
 carries the host's route or an address is refused in one line (lending it would cut a
 link in use), as :mod:`vsbench.system.pci_bind` refuses to bind such a NIC.
@@ -44,6 +44,7 @@ SYS_NET = Path("/sys/class/net")
 #: How long a lent NIC may take to report its carrier (an emulated or real NIC
 #: negotiates its link after ``up``; a veth has it at once).
 CARRIER_WAIT_S = 10.0
+IFF_PROMISC = 0x100
 
 
 def _flags(iface: str) -> int:
@@ -64,14 +65,34 @@ def check_lendable(ifaces: Sequence[str]) -> None:
             raise TestbedError(f"refusing to lend {iface} to the generator: {reason}")
 
 
-def _give_back(netns: str, iface: str, was_up: bool, had_noarp: bool) -> None:
-    """Back to the host's namespace (PID 1's), with the flags it had."""
+def iface_with_mac(mac: str) -> str | None:
+    """The host-namespace interface whose MAC is ``mac`` (None: none is)."""
+    for net in sorted(SYS_NET.iterdir()):
+        address = net / "address"
+        if address.exists() and address.read_text().strip().lower() == mac.lower():
+            return net.name
+    return None
+
+
+def _give_back(netns: str, iface: str, mac: str, was_up: bool, had_noarp: bool, was_promisc: bool = False) -> None:
+    """Back to the host's namespace (PID 1's), with the flags it had. Found by its MAC:
+    when the run gives a PCI NIC back to its kernel driver first, the kernel may hand
+    that NIC this interface's old name (eth0 was free meanwhile), and the returning one
+    is then renamed (devN) on the way in -- measured in the kernel lab."""
     run(["ip", "link", "set", iface, "netns", "1"], netns=netns, check=False, timeout_s=10)
-    if not (SYS_NET / iface).exists():
-        log.warning("cabled testbed: %s did not come back to the host's namespace", iface)
+    name = iface_with_mac(mac)
+    if name is None:
+        log.warning("cabled testbed: %s (%s) did not come back to the host's namespace", iface, mac)
         return
-    run(["ip", "link", "set", iface, "arp", "off" if had_noarp else "on"], check=False, timeout_s=10)
-    run(["ip", "link", "set", iface, "up" if was_up else "down"], check=False, timeout_s=10)
+    if name != iface and not (SYS_NET / iface).exists():
+        run(["ip", "link", "set", name, "name", iface], check=False, timeout_s=10)
+        name = iface if (SYS_NET / iface).exists() else name
+    if name != iface:
+        log.warning("cabled testbed: %s came back as %s (the kernel gave its name to another NIC meanwhile)",
+                    iface, name)
+    run(["ip", "link", "set", name, "arp", "off" if had_noarp else "on"], check=False, timeout_s=10)
+    run(["ip", "link", "set", name, "promisc", "on" if was_promisc else "off"], check=False, timeout_s=10)
+    run(["ip", "link", "set", name, "up" if was_up else "down"], check=False, timeout_s=10)
 
 
 def create_cabled_testbed(run_id: str, ifaces: Sequence[str], resources: ResourceStack) -> Testbed:
@@ -88,8 +109,8 @@ def create_cabled_testbed(run_id: str, ifaces: Sequence[str], resources: Resourc
     for index, iface in enumerate(ifaces):
         flags = _flags(iface)
         mac = (SYS_NET / iface / "address").read_text().strip()
-        resources.register(f"{iface} back to the host's namespace", _give_back, tg_ns, iface,
-                           bool(flags & IFF_UP), bool(flags & IFF_NOARP))
+        resources.register(f"{iface} back to the host's namespace", _give_back, tg_ns, iface, mac,
+                           bool(flags & IFF_UP), bool(flags & IFF_NOARP), bool(flags & IFF_PROMISC))
         run(["ip", "link", "set", iface, "netns", tg_ns], timeout_s=10)
         ip = generator_ip(index)
         try:
@@ -98,7 +119,11 @@ def create_cabled_testbed(run_id: str, ifaces: Sequence[str], resources: Resourc
                 if not found:
                     raise TestbedError(f"interface {iface} did not arrive in {tg_ns}")
                 ipr.addr("add", index=found[0], address=ip, prefixlen=GENERATOR_PREFIXLEN)
-                ipr.link("set", index=found[0], flags=IFF_NOARP | IFF_UP, change=IFF_NOARP | IFF_UP)
+                # promiscuous: a NIC filters unicast frames not addressed to it before its
+                # counters (a veth counts them); the generator counts every frame that returns
+                # (measured in the kernel lab: OvS forwarded 300 frames, the virtio NICs counted 0)
+                ipr.link("set", index=found[0], flags=IFF_NOARP | IFF_UP | IFF_PROMISC,
+                         change=IFF_NOARP | IFF_UP | IFF_PROMISC)
         except TestbedError:
             raise
         except Exception as exc:  # pyroute2's NetlinkError and OSError
