@@ -77,9 +77,13 @@ def iface_with_mac(mac: str) -> str | None:
 def _give_back(netns: str, iface: str, mac: str, was_up: bool, had_noarp: bool, was_promisc: bool = False) -> None:
     """Back to the host's namespace (PID 1's), with the flags it had. Found by its MAC:
     when the run gives a PCI NIC back to its kernel driver first, the kernel may hand
-    that NIC this interface's old name (eth0 was free meanwhile), and the returning one
-    is then renamed (devN) on the way in -- measured in the kernel lab."""
-    run(["ip", "link", "set", iface, "netns", "1"], netns=netns, check=False, timeout_s=10)
+    that NIC this interface's old name (eth0 was free meanwhile) -- seen in the kernel lab;
+    then it keeps the name it came back under."""
+    # under a name of its own first: moving a link into a namespace that has one of the same
+    # name fails (and the namespace's removal would then return it as devN)
+    parking = "vsbg" + mac.replace(":", "")[-8:]
+    run(["ip", "link", "set", iface, "name", parking], netns=netns, check=False, timeout_s=10)
+    run(["ip", "link", "set", parking, "netns", "1"], netns=netns, check=False, timeout_s=10)
     name = iface_with_mac(mac)
     if name is None:
         log.warning("cabled testbed: %s (%s) did not come back to the host's namespace", iface, mac)
