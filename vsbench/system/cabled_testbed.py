@@ -81,7 +81,9 @@ def _give_back(netns: str, iface: str, mac: str, was_up: bool, had_noarp: bool, 
     then it keeps the name it came back under."""
     # under a name of its own first: moving a link into a namespace that has one of the same
     # name fails (and the namespace's removal would then return it as devN)
+    # (and a link is renamed only while down: its flags are set again below)
     parking = "vsbg" + mac.replace(":", "")[-8:]
+    run(["ip", "link", "set", iface, "down"], netns=netns, check=False, timeout_s=10)
     run(["ip", "link", "set", iface, "name", parking], netns=netns, check=False, timeout_s=10)
     run(["ip", "link", "set", parking, "netns", "1"], netns=netns, check=False, timeout_s=10)
     name = iface_with_mac(mac)
