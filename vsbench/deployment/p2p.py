@@ -2,8 +2,9 @@
 
 The two "physical" switch ports are, on the embedded testbed, the DUT ends of two veth
 pairs whose other ends the generator owns (when the generator says ``needs_testbed``);
-with a hardware or remote generator they are the NICs given in ``testbed.dut_ports`` (or
-nothing vsbench touches, for an ``external`` DUT), and the generator's own ports come from
+on a lab's cables (``testbed.generator_ifaces``) the embedded generator is lent the NICs
+cabled to the PCI NICs of ``testbed.dut_ports``, which the switch drives; with a hardware
+or remote generator they are the NICs given in ``testbed.dut_ports`` (or nothing vsbench touches, for an ``external`` DUT), and the generator's own ports come from
 its settings (``ports``). One bridge, two ports, one ``connect``: one switching operation.
 
 ``topology.port_pairs: N`` (the 4-port PHY-OVS-PHY of ONP 2.1 section 7.2 is N = 2) uses
@@ -22,6 +23,7 @@ from vsbench.interfaces.vswitch import PortSpec
 from vsbench.deployment.base import Deployment, DeploymentError, Shape
 from vsbench.system import naming
 from vsbench.deployment.ports import generator_ports_of
+from vsbench.system.cabled_testbed import create_cabled_testbed
 from vsbench.system.testbed import Testbed, create_testbed
 
 log = logging.getLogger(__name__)
@@ -45,10 +47,14 @@ def generator_ports_from_settings(
     return ports
 
 
-def dut_port_specs(config: Mapping[str, Any], run_id: str, count: int) -> list[PortSpec]:
+def dut_port_specs(config: Mapping[str, Any], run_id: str, count: int, required: bool = False) -> list[PortSpec]:
     """Physical switch ports on a real host: ``testbed.dut_ports`` entries (``iface`` or
-    ``pci``), else placeholders named after the run for a DUT vsbench does not manage."""
+    ``pci``), else placeholders named after the run for a DUT vsbench does not manage
+    (``required``: a cabled testbed's other ends, which must all be given)."""
     configured = (config.get("testbed") or {}).get("dut_ports") or []
+    if required and len(configured) < count:
+        raise DeploymentError(f"testbed.generator_ifaces needs the switch ports at their other ends: "
+                              f"testbed.dut_ports lists {len(configured)}, the topology needs {count}")
     specs = []
     for index in range(count):
         entry = configured[index] if index < len(configured) else {}
@@ -57,6 +63,18 @@ def dut_port_specs(config: Mapping[str, Any], run_id: str, count: int) -> list[P
         name = entry.get("name") or naming.iface_name(run_id, "p", index)
         specs.append(PortSpec(kind="physical", name=name, iface=entry.get("iface"), pci=entry.get("pci")))
     return specs
+
+
+def cabled_ifaces(config: Mapping[str, Any], count: int | None = None) -> list[str]:
+    """``testbed.generator_ifaces``: kernel interfaces cabled to ``testbed.dut_ports`` that
+    the embedded generator is lent (vsbench.system.cabled_testbed); ``count`` checks there
+    are enough and returns that many."""
+    ifaces = list((config.get("testbed") or {}).get("generator_ifaces") or [])
+    if count is not None:
+        if len(ifaces) < count:
+            raise DeploymentError(f"testbed.generator_ifaces lists {len(ifaces)} interface(s); the topology needs {count}")
+        ifaces = ifaces[:count]
+    return ifaces
 
 
 def port_pairs_of(config: Mapping[str, Any], deployment: str) -> int:
@@ -87,7 +105,14 @@ class P2P(Deployment):
         caps = self.generator.capabilities()
         self.check_generator_ports(caps)
         link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
-        if caps.needs_testbed:
+        if caps.needs_testbed and cabled_ifaces(self.config):
+            # a lab's cables: the generator on lent NICs, the switch on the PCI NICs at their other ends
+            specs = dut_port_specs(self.config, self.run_id, self.generator_port_count, required=True)
+            self.testbed = create_cabled_testbed(self.run_id, cabled_ifaces(self.config, self.generator_port_count),
+                                                 self.resources)
+            gen_ports = generator_ports_of(self.testbed, link_bps)
+            dut_netns = None
+        elif caps.needs_testbed:
             self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)
             gen_ports = generator_ports_of(self.testbed, link_bps)
             specs = [PortSpec(kind="physical", name=link.dut_iface, iface=link.dut_iface)

@@ -16,6 +16,10 @@ own lcores (``vnf.l3fwd.lcore_cpus`` places them) and in a namespace of its own
 (``vsb-<run>-vnf<k>``, its links' DUT ends moved there: DPDK's ``net_af_packet`` fanout
 groups are per namespace, and two processes' can collide).
 
+On a lab's cables (``testbed.generator_ifaces`` and ``testbed.dut_ports: [{pci: ...}]``)
+the VNF drives the PCI NICs (testpmd: ``bind_driver`` binds them for the run) and the
+embedded generator is lent the NICs cabled to them (:mod:`vsbench.system.cabled_testbed`).
+
 A routing VNF (the vrouter) is refused: ``phy_router_phy`` is its deployment (it needs
 addresses and routes, which this one does not give).
 """
@@ -27,13 +31,14 @@ import math
 from typing import Any, ClassVar, Mapping
 
 from vsbench.deployment.base import Deployment, DeploymentError, Shape
-from vsbench.deployment.p2p import port_pairs_of
+from vsbench.deployment.p2p import cabled_ifaces, dut_port_specs, port_pairs_of
 from vsbench.deployment.ports import generator_ports_of
 from vsbench.interfaces.traffic import GeneratorPort, TrafficProfile
 from vsbench.interfaces.vnf import Vnf
 from vsbench.interfaces.vswitch import PortSpec, SwitchPort
 from vsbench.measurement.stages import TrafficPath
 from vsbench.system import naming
+from vsbench.system.cabled_testbed import create_cabled_testbed
 from vsbench.system.testbed import Testbed, TestbedLink, add_namespace, create_testbed, move_port
 
 log = logging.getLogger(__name__)
@@ -94,20 +99,33 @@ class PhyVnfPhy(Deployment):
         self.check_generator_ports(caps)
         link_bps = float((self.config.get("testbed") or {}).get("link_gbps") or 0) * 1e9 or None
         pairs = self.generator_port_count // 2
-        self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)
+        cabled = bool(cabled_ifaces(self.config))
+        if cabled:
+            # a lab's cables: the generator on lent NICs, the VNF on the PCI NICs at their other ends
+            specs = dut_port_specs(self.config, self.run_id, self.generator_port_count, required=True)
+            self.testbed = create_cabled_testbed(self.run_id, cabled_ifaces(self.config, self.generator_port_count),
+                                                 self.resources)
+            vnf_netns = None  # PCI devices belong to no namespace; the VNF runs in the host's
+        else:
+            self.testbed = create_testbed(self.run_id, self.generator_port_count, self.resources)
+            specs = [PortSpec(kind="physical", name=link.dut_iface, iface=link.dut_iface) for link in self.testbed.links]
+            vnf_netns = self.testbed.dut_netns
         gen_ports = generator_ports_of(self.testbed, link_bps)
-        first = self.make_vnf(self.testbed.dut_netns)
+        first = self.make_vnf(vnf_netns)
         name = first.name or type(first).__name__
         if getattr(first, "routing", False):
             raise DeploymentError(f"vnf {name} routes: its deployment is phy_router_phy (addresses and routes)")
         if "physical" not in tuple(getattr(first, "port_kinds", ()) or ()):
             raise DeploymentError(f"vnf {name} takes no kernel interfaces; {self.name} hands it the testbed's links")
+        if cabled and not getattr(first, "pci_ports", False):
+            raise DeploymentError(f"vnf {name} cannot drive PCI ports (testbed.dut_ports pci); testpmd can")
         limit = getattr(first, "max_port_pairs", None)
         self.pairs_per_vnf = pairs if limit is None else max(1, min(int(limit), pairs))
         instances = math.ceil(pairs / self.pairs_per_vnf)
-        links = self.testbed.links
         if instances == 1:
             vnfs = [first]
+        elif cabled:
+            vnfs = [self.make_vnf(None) for _ in range(instances)]  # ``first`` never started
         else:
             # each its own namespace, its links' DUT ends moved there: net_af_packet's fanout
             # groups are per namespace and two processes' can collide (pvp._vnf_namespaces)
@@ -120,12 +138,14 @@ class PhyVnfPhy(Deployment):
         self.vnfs = vnfs  # the runner reads their counters per trial and puts them in the CPU plan
         for number, vnf in enumerate(vnfs):
             mine = self._links_of(number)
-            ports = [SwitchPort(name=link.dut_iface, number=i, spec=PortSpec(
-                        kind="physical", name=link.dut_iface, iface=link.dut_iface,
-                        # peer_mac: the generator port each faces (l3fwd addresses what leaves it
-                        # there); vnf_mac: the MAC the link's DUT end already has
-                        options={"peer_mac": link.tg_mac, "vnf_mac": link.dut_mac}))
-                     for i, link in enumerate(mine)]
+            ports = []
+            for i, link in enumerate(mine):
+                spec = specs[link.index]
+                # peer_mac: the generator port each faces (l3fwd addresses what leaves it
+                # there); vnf_mac: the MAC the link's DUT end already has (a PCI NIC: its own)
+                options = {"peer_mac": link.tg_mac, **({"vnf_mac": link.dut_mac} if link.dut_mac else {})}
+                ports.append(SwitchPort(name=spec.name, number=i, spec=PortSpec(
+                    kind="physical", name=spec.name, iface=spec.iface, pci=spec.pci, options=options)))
             self.resources.register(f"vnf {vnf.name} {number}", vnf.stop)
             vnf.start(ports)
             log.info("%s: %s %d forwards %s", self.name, name, number, ", ".join(p.name for p in ports))

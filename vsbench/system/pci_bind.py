@@ -64,16 +64,25 @@ def in_use(address: str) -> str | None:
     """Why binding ``address`` away from its kernel driver would cut a link in use: an
     interface of it carries a route or is up with an address; None when none does."""
     for iface in netdevs_of(address):
-        routes = json.loads(commands.run(["ip", "-j", "route", "show", "dev", iface], check=False).stdout or "[]")
-        routes += json.loads(commands.run(["ip", "-j", "-6", "route", "show", "dev", iface], check=False).stdout or "[]")
-        routes = [r for r in routes if not str(r.get("dst", "")).startswith("fe80:")]
-        if routes:
-            return f"its interface {iface} carries route {routes[0].get('dst', '?')} (the host's own traffic)"
-        addrs = json.loads(commands.run(["ip", "-j", "addr", "show", "dev", iface], check=False).stdout or "[]")
-        for link in addrs:
-            used = [a for a in link.get("addr_info", []) if a.get("scope") != "link"]
-            if "UP" in link.get("flags", []) and used:
-                return f"its interface {iface} is up with address {used[0].get('local')}"
+        reason = iface_in_use(iface)
+        if reason:
+            return reason
+    return None
+
+
+def iface_in_use(iface: str) -> str | None:
+    """Why ``iface`` (in the caller's namespace) carries the host's traffic: a route, or
+    up with an address; None when it does not. Also what a cabled testbed refuses to lend."""
+    routes = json.loads(commands.run(["ip", "-j", "route", "show", "dev", iface], check=False).stdout or "[]")
+    routes += json.loads(commands.run(["ip", "-j", "-6", "route", "show", "dev", iface], check=False).stdout or "[]")
+    routes = [r for r in routes if not str(r.get("dst", "")).startswith("fe80:")]
+    if routes:
+        return f"its interface {iface} carries route {routes[0].get('dst', '?')} (the host's own traffic)"
+    addrs = json.loads(commands.run(["ip", "-j", "addr", "show", "dev", iface], check=False).stdout or "[]")
+    for link in addrs:
+        used = [a for a in link.get("addr_info", []) if a.get("scope") != "link"]
+        if "UP" in link.get("flags", []) and used:
+            return f"its interface {iface} is up with address {used[0].get('local')}"
     return None
 
 

@@ -82,11 +82,14 @@ class Testbed:
     dut_netns: str
     links: tuple[TestbedLink, ...]
     loopback: bool = False  # generator ports wired to each other; dut_netns == tg_netns
+    #: generator ports are lent NICs cabled to the switch's PCI ports (no DUT namespace;
+    #: vsbench.system.cabled_testbed)
+    cabled: bool = False
 
     @property
     def namespaces(self) -> tuple[str, ...]:
-        """Every namespace this testbed created (one for a loopback testbed)."""
-        return (self.tg_netns,) if self.loopback else (self.tg_netns, self.dut_netns)
+        """Every namespace this testbed created (one for a loopback or cabled testbed)."""
+        return (self.tg_netns,) if self.loopback or self.cabled else (self.tg_netns, self.dut_netns)
 
 
 # --------------------------------------------------------------------------- addressing

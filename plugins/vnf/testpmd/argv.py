@@ -7,7 +7,8 @@ A forwarding VNF on the host (this plugin), or inside a guest (a VM plugin reuse
   main lcore serves the interactive console, every other lcore busy-polls), the file prefix
   that names its hugepage files and runtime directory after the run, memory (hugepages
   with ``--single-file-segments``, which vhost-user needs to share guest memory in few file
-  descriptors, or ``--no-huge``), and ``--no-pci``: testpmd never probes the host's NICs.
+  descriptors, or ``--no-huge``), and ``--no-pci``: testpmd never probes the host's NICs
+  -- unless it is given PCI ports (:class:`PciPort`), then ``-a`` allows exactly those.
 * **One vdev per port** (:func:`vdev_arg`): ``net_virtio_user<N>`` attached to a vswitch's
   vhost-user socket (``server=1`` when testpmd creates the socket and the switch connects
   as client; ``packed_vq=1`` offers the virtio 1.1 packed virtqueue layout, ``queues=N``
@@ -65,7 +66,24 @@ class AfPacketPort:
     qpairs: int = 1
 
 
-VnfPort = VirtioUserPort | AfPacketPort
+@dataclass(frozen=True)
+class PciPort:
+    """A PCI NIC (a lab's, or the kernel lab's emulated one) driven by DPDK's own PMD: the
+    only PCI devices the EAL may probe are these (``-a``), bound to vfio-pci or
+    uio_pci_generic before testpmd starts."""
+
+    address: str
+
+
+VnfPort = VirtioUserPort | AfPacketPort | PciPort
+PCI_RE = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
+def dpdk_port_order(ports: Sequence[VnfPort]) -> list[int]:
+    """Indices of ``ports`` in the order DPDK numbers them: the PCI bus is scanned (and its
+    ports numbered) in address order, before any vdev, whose order is the command line's."""
+    pci = sorted((i for i, p in enumerate(ports) if isinstance(p, PciPort)), key=lambda i: ports[i].address.lower())
+    return pci + [i for i, p in enumerate(ports) if not isinstance(p, PciPort)]
 
 
 @dataclass(frozen=True)
@@ -139,6 +157,8 @@ def vdev_arg(index: int, port: VnfPort) -> str:
         return (f"net_af_packet{index},iface={port.iface},qpairs={int(port.qpairs)},blocksz={int(port.blocksz)},"
                 f"framesz={int(port.framesz)},framecnt={int(port.framecnt)},"
                 f"qdisc_bypass={int(port.qdisc_bypass)}")
+    if isinstance(port, PciPort):
+        raise ArgvError(f"PCI device {port.address} is allowed with -a, not a --vdev")
     raise ArgvError(f"unknown port type {type(port).__name__}")
 
 
@@ -152,15 +172,21 @@ def mbufs_for(launch: TestpmdLaunch) -> int:
 def eal_args(launch: TestpmdLaunch) -> list[str]:
     if not launch.file_prefix or not re.match(r"^[A-Za-z0-9_-]+$", launch.file_prefix):
         raise ArgvError(f"file prefix {launch.file_prefix!r} must be letters, digits, '-' or '_'")
+    pci = [p.address for p in launch.ports if isinstance(p, PciPort)]
+    for address in pci:
+        if not PCI_RE.match(address):
+            raise ArgvError(f"not a PCI address (DDDD:BB:DD.F): {address!r}")
+    allow = [arg for address in pci for arg in ("-a", address)] or ["--no-pci"]
     args = ["--lcores", lcores_arg(launch.main_cpu, launch.forward_cpus), "--main-lcore", "0",
-            "--no-pci", f"--file-prefix={launch.file_prefix}", "-m", str(int(launch.memory_mb))]
+            *allow, f"--file-prefix={launch.file_prefix}", "-m", str(int(launch.memory_mb))]
     if launch.hugepages:
         args.append("--single-file-segments")
         if launch.huge_dir is not None:
             args.append(f"--huge-dir={launch.huge_dir}")
     else:
         args.append("--no-huge")
-    for index, port in enumerate(launch.ports):
+    vdevs = [p for p in launch.ports if not isinstance(p, PciPort)]
+    for index, port in enumerate(vdevs):
         args += ["--vdev", vdev_arg(index, port)]
     return args + list(launch.extra_eal)
 

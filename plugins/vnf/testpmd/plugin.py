@@ -10,6 +10,9 @@ the ports a deployment hands it (:meth:`Testpmd.start`), pairs 0<->1, 2<->3:
   :meth:`Testpmd.vhost_user_server` before it adds the switch's ports.
 * **kernel interface** ports (``spec.iface``; switches without vhost-user, e.g. the Linux
   bridge): ``net_af_packet`` vdevs on the VNF's ends of veth pairs.
+* **PCI** ports (``spec.pci``; ``--vswitch none`` on a lab's NICs, ``testbed.dut_ports``):
+  DPDK's own PMD, the EAL allowed exactly those devices (``-a``); ``bind_driver`` hands
+  each to vfio-pci or uio_pci_generic for the run and back to its own driver after.
 
 testpmd runs interactively on a pty (:mod:`.console`): ``start`` once up, ``show port stats
 all`` before and after every trial (:meth:`trial_begin` / :meth:`trial_end`: the per-port
@@ -34,7 +37,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces import PluginError, Prerequisite, ResourceStack, SwitchPort, Vnf
 from vsbench.interfaces.commands import which
-from vsbench.interfaces.host import cpu, dpdk_probe, hugepages
+from vsbench.interfaces.host import cpu, dpdk_probe, hugepages, pci_bind
 from vsbench.interfaces.host.netlink import NetlinkError, list_links
 from vsbench.interfaces.settings import with_defaults
 
@@ -112,6 +115,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                       "description": "additional EAL arguments (not cores, PCI, memory, prefix or vdevs)"},
         "extra_app": {"type": "array", "items": {"type": "string"}, "default": [],
                       "description": "additional testpmd arguments (not mode, cores, topology or mbufs)"},
+        "bind_driver": {"enum": [None, "vfio-pci", "uio_pci_generic"], "default": None,
+                        "description": "PCI ports (testbed.dut_ports pci): bind each to this driver for the run "
+                                       "and back to its own after (vsbench.system.pci_bind); null: a lab bound them"},
         "mode": {"enum": ["process", "vm"], "default": "process",
                  "description": "process: testpmd on the host; vm: in a libvirt VM on the vhost-user sockets "
                                 "(vsbench/system/vm; TCG here, slow)"},
@@ -213,6 +219,8 @@ class Testpmd(Vnf):
     deadlines_s: ClassVar[dict[str, float]] = {"start": 900.0}
     settings_schema: ClassVar[dict] = SETTINGS_SCHEMA
     port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser", "physical")
+    #: physical ports may be PCI NICs (``spec.pci``), driven by DPDK's own PMD
+    pci_ports: ClassVar[bool] = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -289,13 +297,15 @@ class Testpmd(Vnf):
                                                 mac=spec.options.get("vnf_mac"),
                                                 packed_ring=bool(self.cfg["packed_ring"]),
                                                 queues=int(self.cfg["queues"])))
-            elif spec.kind == "physical" and spec.iface and not spec.pci:
+            elif spec.kind == "physical" and spec.pci:
+                out.append(argvs.PciPort(spec.pci))
+            elif spec.kind == "physical" and spec.iface:
                 out.append(argvs.AfPacketPort(spec.iface, framecnt=af["framecnt"], blocksz=af["blocksz"],
                                               framesz=af["framesz"], qdisc_bypass=af["qdisc_bypass"],
                                               qpairs=int(self.cfg["queues"])))
             else:
                 raise PluginError(f"testpmd cannot attach to {spec.kind} port {port.name} "
-                                  "(vhost-user sockets or kernel interfaces only)")
+                                  "(vhost-user sockets, kernel interfaces or PCI devices only)")
         return out
 
     def _check_interfaces(self, vnf_ports: Sequence[argvs.VnfPort]) -> None:
@@ -340,6 +350,7 @@ class Testpmd(Vnf):
         errors = settings_errors(self.cfg, online)
         if errors:
             raise PluginError(errors[0])
+        ports = self._dpdk_order(ports)
         self.ports = list(ports)
         vnf_ports = self._vnf_ports(ports)
         self._check_interfaces(vnf_ports)
@@ -347,6 +358,7 @@ class Testpmd(Vnf):
         # stop() closes the private stack; registered first so a half-started VNF goes too
         self.context.resources.register(f"testpmd {self.file_prefix}", self.stop)
         in_vm = self.cfg["mode"] == "vm"
+        self._bind_pci(vnf_ports, in_vm)
         if not self.cfg["hugepages"]:
             self._stack.register(f"DPDK files of {self.file_prefix}", _remove_runtime_dir, self.file_prefix)
         huge_dir = None if in_vm else self._memory()  # a VM's guest has its own hugepages
@@ -386,6 +398,33 @@ class Testpmd(Vnf):
         log.info("testpmd %s: %s forwarding on %d ports (pid %d, lcores %s)", self.file_prefix,
                  self.cfg["forward_mode"], len(ports), console.pid,
                  argvs.lcores_arg(self.launch.main_cpu, self.launch.forward_cpus))
+
+    @staticmethod
+    def _dpdk_order(ports: Sequence[SwitchPort]) -> list[SwitchPort]:
+        """``ports`` as DPDK numbers them (PCI ports in bus-address order, first), so that
+        port i of the console's counters and of ``--eth-peer`` is ``self.ports[i]``;
+        refused when that would pair other ports than the deployment's 0<->1, 2<->3."""
+        order = argvs.dpdk_port_order([argvs.PciPort(p.spec.pci) if p.spec.kind == "physical" and p.spec.pci
+                                       else argvs.AfPacketPort("x") for p in ports])
+        pairs = {frozenset(order[i:i + 2]) for i in range(0, len(order) - 1, 2)}
+        if pairs != {frozenset((i, i + 1)) for i in range(0, len(order) - 1, 2)}:
+            raise PluginError("testpmd: DPDK numbers PCI ports by bus address, which would pair other ports than "
+                              f"{[p.name for p in ports]}: list each pair's PCI ports next to each other in address order")
+        return [ports[i] for i in order]
+
+    def _bind_pci(self, vnf_ports: Sequence[argvs.VnfPort], in_vm: bool) -> None:
+        """Bind the PCI ports to ``bind_driver`` before the EAL probes them; each goes back
+        to its own driver when the private stack closes (after the process ended)."""
+        pci = [p.address for p in vnf_ports if isinstance(p, argvs.PciPort)]
+        if pci and in_vm:
+            raise PluginError("testpmd in a VM takes vhost-user ports, not the host's PCI devices")
+        if not self.cfg["bind_driver"]:
+            return
+        for address in pci:
+            try:
+                pci_bind.bind(address, self.cfg["bind_driver"], self._stack)
+            except pci_bind.PciBindError as exc:
+                raise PluginError(f"testpmd: {exc}") from None
 
     def _start_in_vm(self, ports: Sequence[SwitchPort]) -> TestpmdConsole:
         """Boot a VM on the vhost-user sockets and start testpmd on its console (TCG: every
