@@ -120,6 +120,27 @@ def test_a_signal_before_the_run_is_one_line_and_128_plus_signal(monkeypatch, ca
     assert signal.getsignal(signum) is before  # main() called in-process leaves the caller's handlers
 
 
+def test_a_child_forked_under_the_early_handlers_dies_of_sigterm():
+    """pyroute2 forks a child to open a netns socket and ends it with SIGTERM: a child that
+    raised EarlySignal instead unwound a copy of vsbench (`vsbench conformance` runs pytest
+    in-process) which tore down the parent's namespaces."""
+    from vsbench.cli import early_signals
+
+    previous = early_signals.install()
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                signal.pause()
+            finally:
+                os._exit(3)  # reached only if the signal was turned into an exception
+        _, status = os.waitpid(pid, 0)
+    finally:
+        early_signals.restore(previous)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
+
+
 def test_a_dead_switch_ends_the_plan_instead_of_measuring_it():
     """ovs-vswitchd killed mid-trial: every later trial saw 100 % loss and the run ended
     ``complete``. DutGoneError from trial_begin/trial_end passes the trial runner (and the

@@ -10,6 +10,7 @@ to ``main``, which prints ``vsbench: error: interrupted by SIGTERM`` and returns
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from typing import Any
@@ -23,7 +24,17 @@ class EarlySignal(BaseException):
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
 
 
+#: The process that installed the handlers. A child forked from it (pyroute2 forks one to
+#: open a socket in a netns, and ends it with SIGTERM) inherits them: raising there would
+#: unwind a copy of vsbench that then tears down the run's namespaces under the parent.
+_installed_by: int | None = None
+
+
 def _raise(signum: int, _frame: Any) -> None:
+    if os.getpid() != _installed_by:  # a forked child: die of the signal, as it would have
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     raise EarlySignal(signum)
 
 
@@ -31,8 +42,10 @@ def install() -> dict[int, Any]:
     """From now on SIGTERM (and SIGHUP, unless ignored: started with nohup) raise
     :class:`EarlySignal` in the main thread; returns the handlers replaced, for :func:`restore`
     (``main()`` called in-process, by a test or a wrapper, leaves its caller's handlers)."""
+    global _installed_by
     if threading.current_thread() is not threading.main_thread():
         return {}
+    _installed_by = os.getpid()
     previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise)}
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, _raise)
