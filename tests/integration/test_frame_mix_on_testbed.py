@@ -65,6 +65,14 @@ def test_imix_search_on_ovs_dpdk_reports_aggregate_and_per_size_ndr(tmp_path, en
     assert_reproducible_and_clean(outcome)
 
 
+def _only_disturbed(outcome) -> bool:
+    """The fixed-rate trial is invalid only for its pacing: every frame went out in time but
+    a 10 ms window was off, a stall of this shared host, not of the DUT or the rate."""
+    [trial] = [t for t in outcome.trials() if t["role"] == "continuous"]
+    reasons = trial["invalid_reasons"]
+    return bool(reasons) and all(r.startswith("pacing:") for r in reasons)
+
+
 def test_rate_50_percent_on_ovs_dpdk_runs_one_fixed_rate_trial_and_reports_its_loss(tmp_path):
     require(("trafficgen", "trafgen"), ("vswitch", "ovs_dpdk"))
     # the line rate of a 20 Mbit/s link (testbed.link_gbps; a veth has no speed of its own):
@@ -77,8 +85,11 @@ def test_rate_50_percent_on_ovs_dpdk_runs_one_fixed_rate_trial_and_reports_its_l
                                       "testbed.link_gbps=0.02;trafficgen.trafgen.engine=pacer"),
               **overrides("50%")}
     plans = testcases.build_plans(case, base, params, {"vswitch": "ovs_dpdk", "trafficgen": "trafgen", "vnf": None})
-    outcome = run(tmp_path, plans)
+    outcome = run(tmp_path / "first", plans)
     assert outcome.code == 0, outcome.console
+    if _only_disturbed(outcome):  # the host stalled the pacer (CI saw a 10 ms window 43 % off once)
+        outcome = run(tmp_path / "again", plans)
+        assert outcome.code == 0, outcome.console
     results = outcome.results()
     test = results["tests"][0]
     assert test["traffic_type"] == "continuous"
@@ -87,10 +98,7 @@ def test_rate_50_percent_on_ovs_dpdk_runs_one_fixed_rate_trial_and_reports_its_l
     assert point["name"] == "continuous"
     assert point["offered_load_fps"] == pytest.approx(0.5 * 2 * 0.02e9 / (84 * 8))
     trials = outcome.trials()
-    # one fixed-rate trial, no search; run again only while a host stall disturbed its pacing
-    fixed = [t for t in trials if t["role"] == "continuous"]
-    assert fixed[-1]["trial_index"] == point["trial_index"] and len(fixed) <= 3
-    assert all(t["invalid_reasons"][0].startswith("pacing:") for t in fixed[:-1])
+    assert [t["role"] for t in trials].count("continuous") == 1  # one fixed-rate trial, no search
     trial = trials[point["trial_index"]]
     assert point["valid"], trial["invalid_reasons"]
     assert point["tx_fps"] == pytest.approx(point["offered_load_fps"], rel=0.02)

@@ -152,24 +152,6 @@ def test_continuous_run_offers_the_configured_share_of_line_rate(tmp_path, testk
     assert recompute.verify(run_dir) == []
 
 
-@pytest.mark.parametrize("disturbed, points_trial, valid", [
-    ([2], 2, True),          # trial 1 is the warm-up; the fixed-rate trial 2 stalled, 3 did not
-    ([2, 3, 4], 3, False),   # still disturbed after search.disturbed_retries (2): reported as such
-])
-def test_a_disturbed_fixed_rate_trial_is_run_again(tmp_path, testkit, disturbed, points_trial, valid):
-    plans = make_plans(tmp_path, testkit, test="phy2phy_cont", params="frame_sizes=[1518];trial_duration=1",
-                       gen={"disturbed_trials": disturbed})
-    code, out = run(plans, testkit)
-    assert code == 0, out
-    run_dir = only_run_dir(testkit)
-    [point] = json.loads((run_dir / "results.json").read_text())["tests"][0]["frame_sizes"][0]["points"]
-    docs = trials_of(run_dir)
-    assert [d["role"] for d in docs] == ["warmup"] + ["continuous"] * points_trial
-    assert point["trial_index"] == points_trial and point["valid"] is valid
-    assert all(not d["valid"] and d["invalid_reasons"][0].startswith("pacing:") for d in docs[1:points_trial])
-    assert recompute.verify(run_dir) == []
-
-
 def test_external_dut_with_a_generator_limited_below_the_dut(tmp_path, testkit):
     plans = make_plans(tmp_path, testkit, vswitch="external",
                        gen={"capacity_fps": 5e6, "max_rate_fps": 2e6, "marker_dir": None}, params="frame_sizes=[64];trial_duration=1")

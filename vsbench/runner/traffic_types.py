@@ -10,8 +10,8 @@
   PDR; 0 = probes only) and at each ``latency.at_goals`` throughput (default NDR),
   preceded by the generator's own latency floor (:func:`measure_generator_floor`).
 * ``continuous``: optional warm-up, then one trial at ``traffic.rate_fps`` (or
-  ``rate_percent`` of the nominal line rate) for ``trial_duration_s``, repeated while it is
-  only disturbed (``search.disturbed_retries``); with latency, the generator's floor first.
+  ``rate_percent`` of the nominal line rate) for ``trial_duration_s``; with latency, the
+  generator's floor first.
 
 Every figure is computed by :mod:`vsbench.results.summary` from the trial records, the
 same functions :mod:`vsbench.results.recompute` applies to trials.jsonl afterwards.
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from vsbench.interfaces.plugin import PluginError
-from vsbench.interfaces.traffic import INVALID_DISTURBED, L1_OVERHEAD_BYTES, GeneratorCapabilities, TrafficProfile
+from vsbench.interfaces.traffic import L1_OVERHEAD_BYTES, GeneratorCapabilities, TrafficProfile
 from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.measurement.latency_report import floor_not_measured, generator_floor, latency_summary
 from vsbench.measurement.goal_report import goal_stats, run_search
@@ -32,7 +32,6 @@ from vsbench.measurement.search import SearchConfig
 from vsbench.measurement.search.measurer import measured_despite
 from vsbench.measurement.search.settings import search_config_from_section
 from vsbench.measurement import ceiling as ceilings
-from vsbench.measurement import validity
 from vsbench.measurement import warmup as warmups
 from vsbench.measurement.trial_runner import TrialRunner
 from vsbench.results import summary
@@ -179,21 +178,6 @@ def continuous_rate_fps(job: FrameSizeJob) -> float:
     raise TrafficTypeError("traffic type continuous needs traffic.rate_fps, rate_percent or rate_l1_bps")
 
 
-def _fixed_rate_trial(job: FrameSizeJob, rate: float, latency: bool) -> TrialRecord:
-    """One trial at ``rate``, run again (up to ``search.disturbed_retries`` times, as the
-    search does) while it is only *disturbed*: every frame went out in its time but a
-    pacing window was off, a stall of the host rather than of the DUT. Every run stays
-    in trials.jsonl; the last one is the point's."""
-    retries = int(job.search_section.get("disturbed_retries", 2))
-    record = job.trials.run(rate, job.trial_duration_s, role="continuous", latency=latency)
-    while retries > 0 and validity.invalid_kind(record.result) == INVALID_DISTURBED:
-        retries -= 1
-        log.info("fixed rate %.0f fps: trial %d disturbed (%s); running it again", rate,
-                 record.trial_index, record.result.invalid_reason)
-        record = job.trials.run(rate, job.trial_duration_s, role="continuous", latency=latency)
-    return record
-
-
 def continuous(job: FrameSizeJob) -> FrameSizeResult:
     start = len(job.trials.records)
     rate = continuous_rate_fps(job)
@@ -203,7 +187,7 @@ def continuous(job: FrameSizeJob) -> FrameSizeResult:
     latency = latency_wanted(job)
     if latency:
         job.result.generator_floor = measure_generator_floor(job)
-    record = _fixed_rate_trial(job, rate, latency)
+    record = job.trials.run(rate, job.trial_duration_s, role="continuous", latency=latency)
     point = summary.continuous_point(
         frame_size_bytes=job.profile.mean_frame_size_bytes,
         nominal_line_rate_fps=job.nominal_line_rate_fps,
