@@ -10,7 +10,6 @@ in ../shared/third_party (PROX cannot be built) or OvS-DPDK cannot run here.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,7 @@ from vsbench.system.resources import ResourceStack
 
 from run_helpers import processes_mentioning
 from test_prox_real import prox_binary  # noqa: F401  (the session fixture that builds PROX)
-from vswitch_helpers import PVP_WORK_ROOT as WORK_ROOT
-from vswitch_helpers import PvpRig, veth_testbed
+from vswitch_helpers import PvpRig, forwarded_bursts, nr_hugepages, veth_testbed, vnf_left_behind
 
 pytestmark = pytest.mark.integration
 
@@ -30,32 +28,8 @@ if os.geteuid() != 0:
     pytest.skip("needs root (namespaces, hugepages)", allow_module_level=True)
 
 
-def nr_hugepages() -> int:
-    return int(Path("/proc/sys/vm/nr_hugepages").read_text())
-
-
-def bursts_through(rig, tmp_path, bursts: int = 8, frames: int = 250) -> tuple[int, int, int]:
-    """(sent, received, bursts of which 95 % came through). Bursts smaller than a vhost
-    ring, 0.2 s apart: OvS's PMD and PROX's worker share a CPU on this 2-core host, and a
-    descheduled poller loses a burst now and then, so forwarding is judged burst by burst."""
-    results = []
-    for _ in range(bursts):
-        got = rig.blast(tmp_path, frames)
-        results.append((got.sent, got.received))
-        time.sleep(0.2)
-    through = sum(1 for s, r in results if r >= 0.95 * s)
-    return sum(s for s, _ in results), sum(r for _, r in results), through
-
-
 def left_behind(run_id: str, hugepages_before: int) -> list[str]:
-    found = processes_mentioning(f"vsb{run_id}", f"vsb-{run_id}")
-    if (WORK_ROOT / run_id).exists():
-        found.append(f"{WORK_ROOT / run_id}: {sorted(p.name for p in (WORK_ROOT / run_id).iterdir())}")
-    if nr_hugepages() != hugepages_before:
-        found.append(f"nr_hugepages {nr_hugepages()} != {hugepages_before}")
-    if list(Path("/var/run/dpdk").glob(f"vsb{run_id}prv*")):
-        found.append("DPDK runtime dir of PROX")
-    return found
+    return vnf_left_behind(run_id, hugepages_before, "prv", "PROX")
 
 
 @pytest.mark.long  # tools/test.sh --long (CI runs it after the test command)
@@ -75,7 +49,7 @@ def test_prox_forwards_between_vhost_user_ports(tmp_path, prox_binary, mode):  #
         assert rig.vnf.proc is not None and rig.vnf.proc.alive()
         assert f"mode={mode}" in (rig.vnf.run_dir / "prox-vnf.cfg").read_text()
         rig.vnf.trial_begin()
-        sent, received, through = bursts_through(rig, tmp_path)
+        sent, received, through = forwarded_bursts(rig, tmp_path, bursts=8)
         deltas = rig.vnf.trial_end()["ports"]
         assert through >= 6 and received >= 0.7 * sent, (sent, received, through)
         # PROX's own counters: port 0 took in what OvS delivered, port 1 sent it on

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,7 @@ from vsbench.system.resources import ResourceStack
 from vsbench_plugins.vnf.l3fwd import L3fwd
 from vsbench_plugins.vswitch.ovs_dpdk import OvsDpdk
 
-from run_helpers import processes_mentioning
-from vswitch_helpers import PVP_WORK_ROOT as WORK_ROOT
-from vswitch_helpers import PvpRig, veth_testbed
+from vswitch_helpers import PvpRig, forwarded_bursts, nr_hugepages, veth_testbed, vnf_left_behind
 
 pytestmark = pytest.mark.integration
 
@@ -36,42 +33,14 @@ if _missing:
 SENT = FlowFields(src_ip="10.0.0.1", dst_ip="10.1.0.1")
 
 
-def nr_hugepages() -> int:
-    return int(Path("/proc/sys/vm/nr_hugepages").read_text())
-
-
 def send_in_bursts(rig, tmp_path, bursts: int = 10, frames: int = 250):
-    """``bursts`` bursts of ``frames`` (fewer than a vhost-user ring holds), 0.2 s apart:
-    the OvS PMD and l3fwd's lcore share a CPU here, and a longer burst at trafgen's speed
-    overflows the ring while l3fwd waits for its time slice. Returns (sent, received)."""
-    sent, received = zip(*(_one_burst(rig, tmp_path, frames) for _ in range(bursts)))
-    return sum(sent), sum(received)
-
-
-def _one_burst(rig, tmp_path, frames: int) -> tuple[int, int]:
-    result = rig.blast(tmp_path, frames)
-    time.sleep(0.2)
-    return result.sent, result.received
-
-
-def forwarded_bursts(rig, tmp_path, bursts: int = 10, frames: int = 250) -> tuple[int, int, int]:
-    """(sent, received, bursts of which 95 % came through): on this busy 2-core host one
-    burst now and then is lost whole while l3fwd is descheduled (CI lost 1 of 10 once),
-    so "routed" is judged burst by burst, far from the under 1 % of "not routed"."""
-    results = [_one_burst(rig, tmp_path, frames) for _ in range(bursts)]
-    through = sum(1 for s, r in results if r >= 0.95 * s)
-    return sum(s for s, _ in results), sum(r for _, r in results), through
+    """(sent, received) of :func:`forwarded_bursts`."""
+    sent, received, _ = forwarded_bursts(rig, tmp_path, bursts, frames)
+    return sent, received
 
 
 def left_behind(run_id: str, hugepages_before: int) -> list[str]:
-    found = processes_mentioning(f"vsb{run_id}", f"vsb-{run_id}")
-    if (WORK_ROOT / run_id).exists():
-        found.append(f"{WORK_ROOT / run_id}: {sorted(p.name for p in (WORK_ROOT / run_id).iterdir())}")
-    if nr_hugepages() != hugepages_before:
-        found.append(f"nr_hugepages {nr_hugepages()} != {hugepages_before}")
-    if list(Path("/var/run/dpdk").glob(f"vsb{run_id}l3f*")):
-        found.append("DPDK runtime dir of l3fwd")
-    return found
+    return vnf_left_behind(run_id, hugepages_before, "l3f", "l3fwd")
 
 
 @pytest.mark.parametrize("lookup", ["lpm", "em"])
