@@ -91,6 +91,35 @@ def run(tmp_path: Path, plans: list) -> Outcome:
     return Outcome(code, out.getvalue(), run_dir, run_dir.name.rsplit("-", 1)[1])
 
 
+def host_disturbance(outcome: Outcome) -> str | None:
+    """Why a fixed-rate run's frames may have been lost or mis-paced by this shared 2-core host
+    rather than by what the test checks: a continuous trial that is invalid or lost frames (at
+    10-20 kfps, far below what every testbed DUT forwards, that is a stalled pacer, switch
+    thread or VNF). Wrong frames are never a disturbance: they are the DUT's fault."""
+    if outcome.code != 0:
+        return None
+    for trial in outcome.trials():
+        if trial["role"] != "continuous" or trial.get("rx_wrong_frames"):
+            continue
+        if trial["invalid_reasons"] or trial["rx_frames"] < trial["tx_frames"]:
+            reasons = "; ".join(trial["invalid_reasons"]) or "no reason given"
+            return f"{trial['tx_frames'] - trial['rx_frames']} of {trial['tx_frames']} frames lost ({reasons})"
+    return None
+
+
+def run_fixed_rate(tmp_path: Path, plans: list) -> Outcome:
+    """Run ``plans`` (fixed-rate trials expected to arrive whole) and, when the shared host
+    disturbed them (:func:`host_disturbance`), once more: CI saw a 10 kfps VXLAN trial through
+    testpmd lose frames on two switches in a row while the same tests pass alone. The repeat
+    is held to every assertion, so a DUT that really loses frames still fails."""
+    outcome = run(tmp_path / "first", plans)
+    why = host_disturbance(outcome)
+    if why:
+        print(f"fixed-rate trial disturbed: {why}; repeated once")
+        outcome = run(tmp_path / "again", plans)
+    return outcome
+
+
 def processes_mentioning(*texts: str) -> list[str]:
     """``pid: command line`` of live processes (this one aside) whose command line holds any
     of ``texts``: a run's id is in the name of every namespace, interface and file it makes."""

@@ -19,7 +19,7 @@ from io import StringIO
 import pytest
 from rich.console import Console
 
-from run_helpers import assert_reproducible_and_clean, build_plans, require, run
+from run_helpers import assert_reproducible_and_clean, build_plans, require, run, run_fixed_rate
 from vsbench.runner.run import run_plans
 
 pytestmark = pytest.mark.integration
@@ -81,7 +81,7 @@ def test_the_linux_bridge_pushes_and_pops_a_vlan_or_says_why_not_before_creating
 
 def _modified_run(tmp_path, vswitch: str, kind: str) -> None:
     require(("trafficgen", "trafgen"), ("vswitch", vswitch))
-    outcome = run(tmp_path, build_plans("phy2phy_cont", vswitch, _params(vswitch, kind)))
+    outcome = run_fixed_rate(tmp_path, build_plans("phy2phy_cont", vswitch, _params(vswitch, kind)))
     assert outcome.code == 0, outcome.console
     [result] = outcome.results()["tests"]
     assert result["topology"]["frame_modification"]["kind"] == kind
@@ -89,7 +89,7 @@ def _modified_run(tmp_path, vswitch: str, kind: str) -> None:
     delta = {"vlan_push": 4, "vlan_pop": -4, "mpls_push": 4}.get(kind, 0)
     assert (fs["frame_size_bytes"], fs["received_frame_size_bytes"], fs["rx_wrong_frames"]) == (64, 64 + delta, 0), fs
     [point] = fs["points"]
-    assert point["valid"] and point["loss_ratio"] == 0.0, fs
+    assert point["valid"] and point["loss_ratio"] == 0.0, point
     [trial] = [t for t in outcome.trials() if t["role"] == "continuous"]
     assert trial["tx_frames"] == trial["rx_frames"] == 10000 and trial["rx_wrong_frames"] == 0, trial
     directions = trial["generator_stats"]["directions"]
