@@ -12,8 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from vsbench.measurement.recheck import Diverged
-from vsbench.measurement.search import Goal, SearchConfig, search
+from vsbench.measurement.search import search
 from vsbench.measurement.search.candidates import Selector
 from vsbench.measurement.search.controller import MIDDLE_ALPHA, REV4_MIDDLE_ALPHA, targets_for
 from vsbench.measurement.search.exceed_test import Verdict, classify
@@ -22,22 +21,9 @@ from vsbench.measurement.search.load_stats import TrialDatabase
 from vsbench.measurement.simulator import SimulatedDut
 
 from tests.unit.replay_kit import replay_from_trials_jsonl
-
-NDR = Goal("NDR", 0.0)
-PDR = Goal("PDR", 0.005)
-
-
-def multi(revision: int, **kw) -> SearchConfig:
-    base = dict(mode="multi", goals=(NDR, PDR), min_load_fps=10_000.0, max_load_fps=14_880_952.0,
-                relative_width=0.005, revision=revision)
-    base.update(kw)
-    return SearchConfig(**base)
-
-
-def noisy_dut(seed: int, capacity_fps: float = 700_000.0) -> SimulatedDut:
-    """Issue 31's 5 %-jitter model (30 % spikes)."""
-    return SimulatedDut(capacity_fps, seed=seed, capacity_jitter=0.05, spike_probability=0.3, spike_loss_ratio=1e-4)
-
+from tests.unit.search_revision_kit import (
+    NDR, check_meter_rate_found_in_no_more_time, check_replays_exactly_and_only_under_its_revision, multi,
+    noisy_dut)
 
 def test_only_revision_4_has_the_looser_middle_stage():
     middle3, middle4 = targets_for(multi(3))[1], targets_for(multi(4))[1]
@@ -98,41 +84,11 @@ def test_noisy_devices_take_no_more_trial_time_than_revision_3_with_ndrs_as_clos
 
 @pytest.mark.parametrize("reference", ["meter", "quick_start"])
 def test_the_meter_rate_is_found_within_5_percent_in_no_more_trial_time(reference):
-    """Issue 31's condition for revision 4: the meter reference (phy2phy_meter: 2 s trials,
-    max_load 200 kfps) and the quick start (1 s trials, 1 % width, an 18 s budget, max_load
-    the generator's) find a meter's rate N within [0.95 N, N], for rates drawn at random, in
-    no more trial-seconds than revision 2 (the default)."""
-    rng = np.random.default_rng(4031)
-    for draw in range(25):
-        rate = float(math.exp(rng.uniform(math.log(20_000), math.log(180_000))))
-        if reference == "meter":
-            settings = dict(max_load_fps=200_000.0, trial_duration_s=2.0, final_trial_duration_s=2.0,
-                            time_budget_s=600.0)
-        else:
-            settings = dict(max_load_fps=rate * float(rng.uniform(1.1, 10.0)), relative_width=0.01,
-                            time_budget_s=18.0)
-        seconds = {}
-        for revision in (2, 4):
-            result = search(SimulatedDut(rate, seed=draw), multi(revision, min_load_fps=1000.0, **settings))
-            ndr = result.goal("NDR").lower_bound_fps
-            assert ndr is not None and 0.95 * rate <= ndr <= rate, (reference, rate, revision, ndr)
-            seconds[revision] = result.trial_seconds
-        assert seconds[4] <= seconds[2], (reference, rate, seconds)
+    check_meter_rate_found_in_no_more_time(reference, revision=4, baseline=2, seed=4031)
 
 
 def test_a_revision_4_run_replays_exactly_and_only_under_its_revision():
-    result = search(noisy_dut(5), multi(4))
-    replay = replay_from_trials_jsonl(result.trials)
-    again = search(replay, multi(4))
-    assert replay.position == len(replay.records)
-    assert [(g.lower_bound_fps, g.upper_bound_fps, g.irregular_reason) for g in again.goals] == \
-        [(g.lower_bound_fps, g.upper_bound_fps, g.irregular_reason) for g in result.goals]
-    older = replay_from_trials_jsonl(result.trials)
-    try:
-        search(older, multi(3))
-    except Diverged:
-        return
-    assert older.position < len(older.records), "revision 3 asked for exactly revision 4's trials"
+    check_replays_exactly_and_only_under_its_revision(4, older=3)
 
 
 def test_a_configuration_opts_in_to_revision_4():

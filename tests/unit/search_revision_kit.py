@@ -1,0 +1,74 @@
+"""What the tests of each search revision share: the issue-31 search settings and noisy
+device, and the two checks every new revision must pass against an older one (the meter
+reference and quick start in no more trial time; an exact replay under its own revision
+only)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vsbench.measurement.recheck import Diverged
+from vsbench.measurement.search import Goal, SearchConfig, search
+from vsbench.measurement.simulator import SimulatedDut
+
+from tests.unit.replay_kit import replay_from_trials_jsonl
+
+NDR = Goal("NDR", 0.0)
+PDR = Goal("PDR", 0.005)
+
+
+def multi(revision: int, **kw) -> SearchConfig:
+    """The multi-goal search of tools/bench/search_efficiency.py (NDR, PDR 0.5 %, 0.5 % width,
+    10 kfps to 10GbE line rate at 64 B) under ``revision``."""
+    base = dict(mode="multi", goals=(NDR, PDR), min_load_fps=10_000.0, max_load_fps=14_880_952.0,
+                relative_width=0.005, revision=revision)
+    base.update(kw)
+    return SearchConfig(**base)
+
+
+def noisy_dut(seed: int, capacity_fps: float = 700_000.0) -> SimulatedDut:
+    """Issue 31's 5 %-jitter model (30 % spikes)."""
+    return SimulatedDut(capacity_fps, seed=seed, capacity_jitter=0.05, spike_probability=0.3, spike_loss_ratio=1e-4)
+
+
+def check_meter_rate_found_in_no_more_time(reference: str, revision: int, baseline: int, seed: int) -> None:
+    """Issue 31's condition: the meter reference (phy2phy_meter: 2 s trials, max_load
+    200 kfps) and the quick start (1 s trials, 1 % width, an 18 s budget, max_load the
+    generator's) find a meter's rate N within [0.95 N, N] under ``revision``, for rates drawn
+    at random, in no more trial-seconds than under ``baseline``."""
+    rng = np.random.default_rng(seed)
+    for draw in range(25):
+        rate = float(math.exp(rng.uniform(math.log(20_000), math.log(180_000))))
+        if reference == "meter":
+            settings = dict(max_load_fps=200_000.0, trial_duration_s=2.0, final_trial_duration_s=2.0,
+                            time_budget_s=600.0)
+        else:
+            settings = dict(max_load_fps=rate * float(rng.uniform(1.1, 10.0)), relative_width=0.01,
+                            time_budget_s=18.0)
+        seconds = {}
+        for rev in (baseline, revision):
+            result = search(SimulatedDut(rate, seed=draw), multi(rev, min_load_fps=1000.0, **settings))
+            ndr = result.goal("NDR").lower_bound_fps
+            assert ndr is not None and 0.95 * rate <= ndr <= rate, (reference, rate, rev, ndr)
+            seconds[rev] = result.trial_seconds
+        assert seconds[revision] <= seconds[baseline], (reference, rate, seconds)
+
+
+def check_replays_exactly_and_only_under_its_revision(revision: int, older: int) -> None:
+    """A run under ``revision`` replays from its trials.jsonl to the same bounds, and the
+    same trials under ``older`` ask for other loads: the recorded revision matters."""
+    result = search(noisy_dut(5), multi(revision))
+    replay = replay_from_trials_jsonl(result.trials)
+    again = search(replay, multi(revision))
+    assert replay.position == len(replay.records)
+    assert [(g.lower_bound_fps, g.upper_bound_fps, g.irregular_reason) for g in again.goals] == \
+        [(g.lower_bound_fps, g.upper_bound_fps, g.irregular_reason) for g in result.goals]
+    replay_older = replay_from_trials_jsonl(result.trials)
+    try:
+        search(replay_older, multi(older))
+    except Diverged:
+        return
+    assert replay_older.position < len(replay_older.records), \
+        f"revision {older} asked for exactly revision {revision}'s trials"
