@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import statistics
 import sys
@@ -74,8 +75,15 @@ def sustained(results: dict[float, list]) -> float:
 
 
 def latency(gen, load: float, duration_s: float) -> tuple[float, float, int, int]:
+    """(median ns, p99 ns, probes sent, probes received) of one probe trial at ``load``; NaN
+    figures when no probe came back (a stalled host can lose every probe of a short trial:
+    that is a figure to print, not a crash)."""
     r = gen.run_trial(load, duration_s, latency=True)
+    if r.probes is None:
+        return math.nan, math.nan, 0, 0
     lat = r.probes.latency_ns
+    if len(lat) == 0:
+        return math.nan, math.nan, r.probes.sent, 0
     return float(np.median(lat)), float(np.percentile(lat, 99)), r.probes.sent, len(lat)
 
 
