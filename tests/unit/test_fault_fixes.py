@@ -175,3 +175,62 @@ def test_a_dead_switch_ends_the_plan_instead_of_measuring_it():
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_dead_process_vnf_ends_the_plan_instead_of_measuring_it():
+    """testpmd or l3fwd killed under a pvp search: the trial runner logged the VNF's failed
+    counter read as a warning and measured the dead VNF. Now each VNF checks its process at
+    the trial boundaries and DutGoneError passes the trial runner like a dead switch's."""
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from vsbench.interfaces.plugin import DutGoneError, PluginError
+    from vsbench.measurement import trial_runner
+    from vsbench.system.commands import ManagedProcess
+    from vsbench_plugins.vnf.l3fwd.plugin import L3fwd
+    from vsbench_plugins.vnf.testpmd.plugin import Testpmd
+
+    class Vnf:
+        name = "v"
+
+        def __init__(self, exc):
+            self.exc = exc
+
+        def trial_begin(self):
+            raise self.exc
+
+        def trial_end(self):
+            raise self.exc
+
+    runner = trial_runner.TrialRunner.__new__(trial_runner.TrialRunner)
+    runner.vnfs, runner.paths = [Vnf(PluginError("counters unreadable"))], ()
+    runner._vnf_begin()  # a probe failure stays a warning
+    assert runner._vnf_end(None)["vnfs"][0]["error"] == "counters unreadable"
+    runner.vnfs = [Vnf(DutGoneError("l3fwd (pid 7) died"))]
+    with pytest.raises(DutGoneError):
+        runner._vnf_begin()
+    with pytest.raises(DutGoneError):
+        runner._vnf_end(None)
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        l3fwd = L3fwd.__new__(L3fwd)
+        l3fwd.proc = ManagedProcess([], dead)
+        with pytest.raises(DutGoneError, match=rf"l3fwd \(pid {dead.pid}\) died"):
+            l3fwd.check_alive()
+        l3fwd.proc = ManagedProcess([], live)
+        l3fwd.check_alive()
+
+        testpmd = Testpmd.__new__(Testpmd)
+        testpmd.vm = None
+        testpmd.console = SimpleNamespace(pid=dead.pid, child=SimpleNamespace(isalive=lambda: False))
+        with pytest.raises(DutGoneError, match=rf"testpmd \(pid {dead.pid}\) died"):
+            testpmd.check_alive()
+        testpmd.console = SimpleNamespace(pid=live.pid, child=SimpleNamespace(isalive=lambda: True))
+        testpmd.check_alive()
+    finally:
+        live.kill()
+        live.wait()

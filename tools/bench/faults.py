@@ -46,6 +46,8 @@ ROOT = HERE.parents[1]
 RUN_DIR_RE = re.compile(r"-([a-z0-9]{6,12})$")
 SHORT = "frame_sizes=[64];trial_duration=1"
 RUN_TIMEOUT_S = 240.0
+# a pvp search: short trials, no latency pass, a coarse search (a few trials, each a moment to hit)
+PVP_SHORT = "frame_sizes=[64];trial_duration=1;warmup_s=1;latency.enabled=false;relative_width=0.2"
 
 
 @dataclass(frozen=True)
@@ -58,11 +60,14 @@ class Fault:
     target: str = ""     # the process name killed (kill), the signal name(s) (signal)
     twice: bool = False  # a signal sent twice in a row
     test: str = "phy2phy_tput"
+    vnf: str = ""        # --vnf (a pvp testcase's VNF), "" for the testcase's default
+    params: str = SHORT  # --test-params
+    trafficgen: str = "trafgen"
 
     @property
     def label(self) -> str:
         what = self.target + ("x2" if self.twice else "")
-        return "/".join(p for p in (self.kind, what, self.moment, self.switch, self.test) if p)
+        return "/".join(p for p in (self.kind, what, self.moment, self.switch, self.test, self.vnf) if p)
 
 
 def catalogue(quick: bool) -> list[Fault]:
@@ -85,6 +90,14 @@ def catalogue(quick: bool) -> list[Fault]:
         faults.append(Fault("signal", "linux_bridge", "random", sig))
         faults.append(Fault("signal", "linux_bridge", "trial", sig, twice=True))
     faults.append(Fault("signal", "ovs_dpdk", "configure", "SIGTERM"))
+    # a process VNF dying under the run (issue 28): the cheapest pvp runs that start it.
+    # "configure": as soon as the VNF process exists (before or as its first trial starts)
+    for moment in ("configure", "trial"):
+        faults.append(Fault("kill", "linux_bridge", moment, "testpmd", test="pvp_tput", params=PVP_SHORT))
+        faults.append(Fault("kill", "ovs_dpdk", moment, "l3fwd", test="pvp_tput", vnf="l3fwd", params=PVP_SHORT))
+    # iperf3 (the TCP testcases' generator): its client or server killed while it sends
+    faults.append(Fault("kill", "linux_bridge", "trial", "iperf3", test="tcp_tput", trafficgen="iperf3",
+                        params="trial_duration=2;omit=0;tcp.tso=false"))
     faults.append(Fault("disk_full", "linux_bridge", "first_write"))
     faults.append(Fault("disk_full", "linux_bridge", "mid_run"))
     faults.append(Fault("state_ro", "linux_bridge", "start"))
@@ -171,8 +184,11 @@ class Tracker:
     def live(self, name: str) -> list[Proc]:
         with self._lock:
             procs = list(self.seen.values())
-        # ovs-vswitchd of the DPDK build is ovs-vswitchd-dpdk
-        return [p for p in procs if (p.name == name or p.name.startswith(name + "-")) and alive(p)]
+        # ovs-vswitchd of the DPDK build is ovs-vswitchd-dpdk; DPDK's apps are dpdk-testpmd, dpdk-l3fwd
+        # a DPDK app's driver probe (testpmd -v ... --file-prefix=vsbprobe..., 0.2 s) is not
+        # the VNF: killing it tests nothing the run depends on
+        return [p for p in procs if (p.name == name or p.name.startswith(name + "-") or p.name.endswith("-" + name))
+                and "vsbprobe" not in p.argv and alive(p)]
 
     def stop(self) -> None:
         self._stop.set()
@@ -195,7 +211,9 @@ class Started:
 
 def start_run(fault: Fault, results_dir: Path, state_dir: Path, out_path: Path) -> Started:
     argv = [sys.executable, "-m", "vsbench", "--test", fault.test, "--vswitch", fault.switch,
-            "--trafficgen", "trafgen", "--test-params", SHORT, "--results-dir", str(results_dir), "--no-store"]
+            "--trafficgen", fault.trafficgen, "--test-params", fault.params, "--results-dir", str(results_dir), "--no-store"]
+    if fault.vnf:
+        argv += ["--vnf", fault.vnf]
     env = {**os.environ, "VSBENCH_STATE_DIR": str(state_dir), "PYTHONUNBUFFERED": "1"}
     env.pop("VSBENCH_DB", None)
     out = open(out_path, "wb")
@@ -352,6 +370,11 @@ EXPECT_WORDS = {
     "ovs-vswitchd": r"ovs-vswitchd",
     "ovsdb-server": r"ovsdb|db\.sock",  # the daemon, or the database socket that went dead with it
     "trafgen": r"trafgen|generator",
+    # mid-trial: the VNF's liveness check at a trial boundary; at configure: its start saw it exit
+    # (a bare "testpmd" would match every pvp line: "vnf testpmd: ...")
+    "testpmd": r"testpmd (\(pid \d+\) died|exited)",
+    "l3fwd": r"l3fwd (\(pid \d+\) died|exited)",
+    "iperf3": r"iperf3 .*exit -9",
     "SIGINT": r"SIGINT", "SIGTERM": r"SIGTERM", "SIGHUP": r"SIGHUP",
     "disk_full": r"[Nn]o space left",
     "state_ro": r"[Rr]ead-only",
@@ -455,7 +478,7 @@ def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, del
     """Wait for the fault's moment, then inject it; returns the trials.jsonl lines there
     were just before (they must all be there, whole, at the end)."""
     proc = run.proc
-    in_trial = lambda: bool(tracker.live("trafgen"))  # noqa: E731
+    in_trial = lambda: bool(tracker.live(fault.trafficgen))  # noqa: E731
     if fault.moment == "trial":
         if not wait_until(in_trial, 120, proc):
             verdict.problems.append("the run ended before a trial started")

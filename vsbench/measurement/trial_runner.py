@@ -290,6 +290,8 @@ class TrialRunner:
             try:
                 vnf.trial_begin()
             except Exception as exc:  # noqa: BLE001 - a statistics probe must not cost the trial
+                if dut_gone(exc):
+                    raise  # ...but a dead VNF costs the plan (else its 100 % loss is a "result")
                 log.warning("vnf %s: trial_begin failed: %s", vnf.name, exc)
 
     def _vnf_end(self, result: TrialResult | None) -> dict[str, Any]:
@@ -302,6 +304,8 @@ class TrialRunner:
             try:
                 doc = dict(vnf.trial_end() or {})
             except Exception as exc:  # noqa: BLE001
+                if dut_gone(exc):
+                    raise
                 log.warning("vnf %s: trial_end failed: %s", vnf.name, exc)
                 doc = {"error": str(exc)}
             docs.append({"index": index, "name": vnf.name, **doc})

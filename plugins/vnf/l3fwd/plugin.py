@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from vsbench.interfaces import API_VERSION, PluginError, Prerequisite, ResourceStack, SwitchPort, TrafficProfile, Vnf
 from vsbench.interfaces import commands
+from vsbench.interfaces.plugin import DutGoneError
 from vsbench.interfaces.host import cpu as host_cpu
 from vsbench.interfaces.host import dpdk_app as dpdk
 from vsbench.interfaces.host import vm
@@ -458,12 +459,20 @@ class L3fwd(Vnf):
         return {"ports": ports, "lookup": self.cfg["lookup"], "rules": self.tables.rules if self.tables else 0,
                 "mode": self.cfg["mode"], "starts": self.starts}
 
+    def check_alive(self) -> None:
+        """:class:`DutGoneError` when l3fwd (a process VNF) died: a dead l3fwd must end the
+        run naming it, not be measured as 100 % loss."""
+        if self.proc is not None and not self.proc.alive():
+            raise DutGoneError(f"l3fwd (pid {self.proc.pid}) died")
+
     def trial_begin(self) -> None:
+        self.check_alive()
         self._trial_before = self.port_counters()
 
     def trial_end(self) -> dict[str, Any]:
         """l3fwd's per-port counter deltas over the trial (the VNF contract's ``ports``)."""
         before, self._trial_before = self._trial_before, None
+        self.check_alive()
         after = self.port_counters()
         if not before or not after:
             return {}

@@ -35,6 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
+from vsbench.interfaces.plugin import DutGoneError
 from vsbench.interfaces import PluginError, Prerequisite, ResourceStack, SwitchPort, Vnf
 from vsbench.interfaces.commands import which
 from vsbench.interfaces.host import cpu, dpdk_probe, hugepages, pci_bind
@@ -490,9 +491,19 @@ class Testpmd(Vnf):
         found = [(pid, tid, name) for tid, name in cpu.task_names(pid).items()]
         return sorted(found, key=lambda t: (not t[2].startswith(WORKER_PREFIX), t[1]))
 
+    def check_alive(self) -> None:
+        """:class:`DutGoneError` when testpmd (a process VNF) died: without it a dead testpmd
+        is measured as 100 % loss and a search settles on a "throughput" of nothing."""
+        console = self.console
+        if console is None or self.vm is not None:
+            return  # in a VM, the console is the VM's serial line, not testpmd itself
+        if not console.child.isalive():
+            raise DutGoneError(f"testpmd (pid {console.pid}) died")
+
     def trial_begin(self) -> None:
         if self.console is None:
             return
+        self.check_alive()
         counters = self.port_counters()
         self._before = (counters, cpu.sample(pids=[self.console.pid]))
 
@@ -501,6 +512,7 @@ class Testpmd(Vnf):
             return {}
         before_counters, before_cpu = self._before
         self._before = None
+        self.check_alive()
         usage = cpu.delta(before_cpu, cpu.sample(pids=[self.console.pid]))
         try:
             ports = statsmod.delta(before_counters, self.port_counters())
