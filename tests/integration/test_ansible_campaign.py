@@ -1,0 +1,116 @@
+"""The whole playbook on the one-machine lab: two hosts, install, the matrix, one store, one page.
+
+tests/integration/test_ansible_lab.py checks the lab and the install step in a minute; this
+module runs what a nightly lab job runs (tools/ansible/site.yml end to end over real ssh)
+and then the failure a lab meets most: a host that stops answering. One lab (one ``up``,
+one install) serves both scenarios, because each costs minutes on the shared 2-core host:
+
+1. the whole playbook: vsbench installed on both hosts from the wheelhouse (on the
+   ``preinstalled`` image: a clean rootfs with runtime.txt's packages, no vsbench), the
+   two-item phy2phy_tput matrix split one run per host, both runs fetched and imported into
+   one SQLite store tagged by host, one compare page naming both hosts;
+2. h2 unreachable: every sshd of h2 (its listener, whose pid the lab recorded, and the
+   session processes Ansible's ControlPersist keeps) is killed after the install and before
+   h2's share starts; the campaign (``--tags campaign,collect``) must still run, fetch and
+   store h1's run, print one line naming h2, and fail.
+
+Then ``down`` must leave no namespace, process, mount or tree of the lab on the controller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from test_ansible_lab import BIN, PLAYBOOK, _lab, _leftovers, _need
+
+pytestmark = [pytest.mark.integration, pytest.mark.long]
+
+MATRIX_ITEM = {"test": "phy2phy_tput", "vswitch": "linux_bridge", "trafficgen": "trafgen",
+               "params": "frame_sizes=[64];trial_duration=1"}
+
+
+def _playbook(inventory: Path, out: Path, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    matrix = json.dumps({"vsbench_matrix": [MATRIX_ITEM, MATRIX_ITEM]})
+    return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
+                           "-e", f"lab_out={out}", "-e", "vsbench_doctor=false", "-e", matrix, *extra],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _stored_hosts(store: Path) -> list[str]:
+    """The ``host`` tag of every run in the controller's store (one row per run)."""
+    with sqlite3.connect(store) as conn:
+        return sorted(v for (v,) in conn.execute("SELECT value FROM run_tags WHERE key = 'host'"))
+
+
+def _sshd_pids(netns: str) -> list[int]:
+    """Every sshd process in a host's network namespace: the listener and its sessions."""
+    got = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True, check=True)
+    pids = []
+    for pid in map(int, got.stdout.split()):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
+                pids.append(pid)
+        except OSError:
+            continue
+    return pids
+
+
+def test_playbook_on_two_hosts_then_one_host_unreachable(tmp_path: Path) -> None:
+    _need()
+    built = _lab("image", "--image", "preinstalled", timeout=900)
+    assert built.returncode == 0, built.stderr
+    lab_dir = tmp_path / "lab"
+    inventory = lab_dir / "inventory.ini"
+    up = _lab("up", "--hosts", "2", "--image", "preinstalled", "--dir", str(lab_dir), timeout=120)
+    state = json.loads((lab_dir / "lab.json").read_text()) if (lab_dir / "lab.json").exists() else {"hosts": []}
+    try:
+        assert up.returncode == 0, up.stderr
+        h1, h2 = state["hosts"]
+
+        # 1. the whole playbook: install, one run per host, fetch, one store, one compare page
+        out = tmp_path / "out"
+        whole = _playbook(inventory, out)
+        assert whole.returncode == 0, whole.stdout[-4000:] + whole.stderr[-2000:]
+        assert _stored_hosts(out / "store.sqlite") == ["h1", "h2"]
+        for host in ("h1", "h2"):
+            runs = [p for p in (out / "runs" / host).iterdir() if p.is_dir()]
+            assert len(runs) == 1 and (runs[0] / "results.json").exists(), runs
+        page = (out / "compare.html").read_text()
+        # the runs differ in their system under test by the host's name (sysinfo.json)
+        named = re.search(r"host\.hostname</td>(<td[^>]*>h[12]</td>){2}", page)
+        assert named and {"h1", "h2"} <= set(re.findall(r">(h[12])<", named.group(0))), \
+            "the compare page must name both hosts"
+        assert (out / "trend.html").exists()
+
+        # 2. h2 stops answering before its share starts: kill its sshd listener (the lab's
+        #    recorded pid) and the sessions ControlPersist keeps open, by pid
+        pids = _sshd_pids(h2["netns"])
+        assert h2["sshd_pid"] in pids, (h2, pids)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while _sshd_pids(h2["netns"]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _sshd_pids(h2["netns"]) == []
+        out2 = tmp_path / "out-unreachable"
+        cut = _playbook(inventory, out2, "--tags", "campaign,collect")
+        text = cut.stdout + cut.stderr
+        assert cut.returncode != 0, text[-4000:]
+        lines = [line for line in text.splitlines() if "vsbench lab: host h2:" in line]
+        assert len(lines) == 1, text[-4000:]
+        assert "h1" not in lines[0].split("vsbench lab: host h2:", 1)[1].split("collected")[0]
+        assert _stored_hosts(out2 / "store.sqlite") == ["h1"]
+        assert "shares failed on: h2" in text
+    finally:
+        down = _lab("down", "--dir", str(lab_dir), timeout=120)
+    assert down.returncode == 0, down.stderr
+    assert _leftovers(lab_dir, state) == []
