@@ -1,10 +1,13 @@
 """The whole playbook on the one-machine lab: two hosts, install, the matrix, one store, one page.
 
-tests/integration/test_ansible_lab.py checks the lab and the install step in a minute; this
-module runs what a nightly lab job runs (tools/ansible/site.yml end to end over real ssh)
-and then the failure a lab meets most: a host that stops answering. One lab (one ``up``,
-one install) serves both scenarios, because each costs minutes on the shared 2-core host:
+This module runs what a nightly lab job runs (tools/ansible/site.yml end to end over real
+ssh) and then the failure a lab meets most: a host that stops answering. One lab (one
+``up``, one install) serves every check, because each costs minutes on the shared 2-core
+host:
 
+0. the lab itself: each host is its own machine over ssh (its name, its address, its own
+   rootfs without vsbench), host key checking is on (a wrong key is refused), Ansible
+   pings both;
 1. the whole playbook: vsbench installed on both hosts from the wheelhouse (on the
    ``preinstalled`` image: a clean rootfs with runtime.txt's packages, no vsbench), the
    two-item phy2phy_tput matrix split one run per host, both runs fetched and imported into
@@ -30,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from test_ansible_lab import BIN, PLAYBOOK, _lab, _leftovers, _need
+from lab_helpers import BIN, PLAYBOOK, _lab, _leftovers, _need, _ssh
 
 pytestmark = [pytest.mark.integration, pytest.mark.long]
 
@@ -75,6 +78,27 @@ def test_playbook_on_two_hosts_then_one_host_unreachable(tmp_path: Path) -> None
     try:
         assert up.returncode == 0, up.stderr
         h1, h2 = state["hosts"]
+
+        # 0. each host is its own machine: its name, its address on its own eth0, its own rootfs
+        for host in (h1, h2):
+            got = _ssh(lab_dir, host["name"], "hostname; ip -4 -o addr show eth0; test ! -e /opt/vsbench && echo clean")
+            assert got.returncode == 0, got.stderr
+            assert got.stdout.split()[0] == host["name"]
+            assert f"inet {host['address']}/24" in got.stdout
+            assert got.stdout.strip().endswith("clean"), "vsbench must come from the playbook, not the image"
+        # host key checking is on: h2's key presented for h1's address is refused
+        wrong = tmp_path / "wrong_known_hosts"
+        h2_key = next(line for line in (lab_dir / "known_hosts").read_text().splitlines()
+                      if line.startswith(h2["address"] + " "))
+        wrong.write_text(h2_key.replace(h2["address"], h1["address"], 1) + "\n")
+        refused = subprocess.run(["ssh", "-i", str(lab_dir / "id_ed25519"), "-o", f"UserKnownHostsFile={wrong}",
+                                  "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+                                  f"root@{h1['address']}", "true"], capture_output=True, text=True, timeout=30)
+        assert refused.returncode != 0 and "Host key verification failed" in refused.stderr
+        ping = subprocess.run([str(BIN / "ansible"), "-i", str(inventory), "dut", "-m", "ping"],
+                              capture_output=True, text=True, timeout=60)
+        assert ping.returncode == 0, ping.stdout + ping.stderr
+        assert ping.stdout.count('"ping": "pong"') == 2
 
         # 1. the whole playbook: install, one run per host, fetch, one store, one compare page
         out = tmp_path / "out"
