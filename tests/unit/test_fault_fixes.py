@@ -218,6 +218,7 @@ def test_a_dead_process_vnf_ends_the_plan_instead_of_measuring_it():
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         l3fwd = L3fwd.__new__(L3fwd)
+        l3fwd.vm = None
         l3fwd.proc = ManagedProcess([], dead)
         with pytest.raises(DutGoneError, match=rf"l3fwd \(pid {dead.pid}\) died"):
             l3fwd.check_alive()
@@ -234,3 +235,39 @@ def test_a_dead_process_vnf_ends_the_plan_instead_of_measuring_it():
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_vnf_whose_vm_died_ends_the_plan(tmp_path):
+    """testpmd or l3fwd in a VM whose QEMU was killed: the VM's console is its serial line,
+    so the VNF asks the VM (its QEMU's pid at boot) and raises DutGoneError naming it."""
+    import subprocess
+    import sys
+
+    from vsbench.interfaces.plugin import DutGoneError
+    from vsbench.system.resources import ResourceStack
+    from vsbench.system.vm.runner import VirtualMachine
+    from vsbench_plugins.vnf.l3fwd.plugin import L3fwd
+    from vsbench_plugins.vnf.testpmd.plugin import Testpmd
+
+    with ResourceStack() as stack:
+        vm = VirtualMachine(run_id="abc123", name="testpmd0", work_dir=tmp_path, log_dir=tmp_path, resources=stack)
+        assert vm.gone() is None  # not booted: nothing to say
+        live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            vm._booted_pid = live.pid
+            assert vm.gone() is None
+            testpmd = Testpmd.__new__(Testpmd)
+            testpmd.vm, testpmd.console = vm, None
+            testpmd.check_alive()
+            live.kill()
+            live.wait()
+            with pytest.raises(DutGoneError, match=rf"QEMU of VM vsbabc123testpmd0 \(pid {live.pid}\) died"):
+                testpmd.check_alive()
+            l3fwd = L3fwd.__new__(L3fwd)
+            l3fwd.vm, l3fwd.proc = vm, None
+            with pytest.raises(DutGoneError, match="QEMU of VM"):
+                l3fwd.check_alive()
+        finally:
+            if live.poll() is None:
+                live.kill()
+                live.wait()

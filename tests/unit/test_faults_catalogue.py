@@ -56,3 +56,15 @@ def test_a_dpdk_driver_probe_is_not_the_vnf():
     assert tracker.live("testpmd") == []
     tracker.seen = {(1, "a"): real}
     assert tracker.live("testpmd") == [real]
+
+
+def test_every_fault_of_the_campaign_has_its_expectations():
+    """Each fault knows its exit codes, statuses and the words of its last line (the QEMU
+    kill, added after the others, once had none and crashed the campaign)."""
+    faults = _faults()
+    for fault in faults.catalogue(quick=False) + faults.catalogue(quick=True):
+        codes, statuses, _word = faults.expectations(fault)
+        assert codes and statuses, fault.label
+    _codes, _statuses, word = faults.expectations(faults.Fault("kill", "linux_bridge", "trial", "qemu-system-x86_64"))
+    assert re.search(word, "run x: failed: pvp_tput: vnf testpmd: trial_end: QEMU of VM vsbx1testpmd0 (pid 9) died")
+    assert not re.search(word, "run x: failed: pvp_tput: vnf testpmd: trial_end: guest console timed out")

@@ -95,6 +95,9 @@ def catalogue(quick: bool) -> list[Fault]:
     for moment in ("configure", "trial"):
         faults.append(Fault("kill", "linux_bridge", moment, "testpmd", test="pvp_tput", params=PVP_SHORT))
         faults.append(Fault("kill", "ovs_dpdk", moment, "l3fwd", test="pvp_tput", vnf="l3fwd", params=PVP_SHORT))
+    # QEMU of a VNF VM (testpmd in a TCG guest on OvS-DPDK's vhost-user ports): killed mid-trial
+    faults.append(Fault("kill", "ovs_dpdk", "trial", "qemu-system-x86_64", test="pvp_tput",
+                        params=PVP_SHORT + ";vnf.testpmd.mode=vm"))
     # iperf3 (the TCP testcases' generator): its client or server killed while it sends
     faults.append(Fault("kill", "linux_bridge", "trial", "iperf3", test="tcp_tput", trafficgen="iperf3",
                         params="trial_duration=2;omit=0;tcp.tso=false"))
@@ -375,6 +378,7 @@ EXPECT_WORDS = {
     "testpmd": r"testpmd (\(pid \d+\) died|exited)",
     "l3fwd": r"l3fwd (\(pid \d+\) died|exited)",
     "iperf3": r"iperf3 .*exit -9",
+    "qemu-system-x86_64": r"QEMU of VM \S+ \(pid \d+\) died",
     "SIGINT": r"SIGINT", "SIGTERM": r"SIGTERM", "SIGHUP": r"SIGHUP",
     "disk_full": r"[Nn]o space left",
     "state_ro": r"[Rr]ead-only",

@@ -492,11 +492,17 @@ class Testpmd(Vnf):
         return sorted(found, key=lambda t: (not t[2].startswith(WORKER_PREFIX), t[1]))
 
     def check_alive(self) -> None:
-        """:class:`DutGoneError` when testpmd (a process VNF) died: without it a dead testpmd
-        is measured as 100 % loss and a search settles on a "throughput" of nothing."""
+        """:class:`DutGoneError` when testpmd (a process VNF) or the VM it runs in died:
+        without it a dead testpmd is measured as 100 % loss and a search settles on a
+        "throughput" of nothing."""
         console = self.console
-        if console is None or self.vm is not None:
-            return  # in a VM, the console is the VM's serial line, not testpmd itself
+        if self.vm is not None:  # the console is the VM's serial line: ask whether QEMU runs
+            reason = self.vm.gone()
+            if reason is not None:
+                raise DutGoneError(reason)
+            return
+        if console is None:
+            return
         if not console.child.isalive():
             raise DutGoneError(f"testpmd (pid {console.pid}) died")
 

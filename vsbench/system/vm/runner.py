@@ -213,6 +213,8 @@ class VirtualMachine:
         self.spec: domains.DomainSpec | None = None
         self._conn: Any = None
         self._dom: Any = None
+        #: QEMU's pid when the domain started (:meth:`gone`); libvirt drops its pid file when it dies.
+        self._booted_pid: int | None = None
         self.driver_root: Path | None = None
         resources.register(f"VM {self.domain_name}", self.stop)
 
@@ -270,6 +272,7 @@ class VirtualMachine:
         self.stack.register(f"domain {self.domain_name}", self._destroy)
         _save_capabilities(driver_root)
         pid = self.qemu_pid()
+        self._booted_pid = pid
         if pid is not None:  # beside the VM's own files, for vsbench cleanup after kill -9
             (self.root / "qemu.pid").write_text(f"{pid}\n")
         log.info("VM %s started (pid %s), booting %s", self.domain_name, self.qemu_pid(), image.kernel_version)
@@ -330,6 +333,21 @@ class VirtualMachine:
         if self.driver_root is None:
             return None
         return _read_pid(self.driver_root / "run" / "qemu" / f"{self.domain_name}.pid")
+
+    def gone(self) -> str | None:
+        """Why the VM no longer runs (its QEMU died or was killed), or None while it runs or
+        before it booted. A VNF in a VM asks at trial boundaries: libvirt forgets a dead
+        QEMU's pid file, and the guest's counters then fail in ways that do not say why."""
+        pid = self._booted_pid
+        if pid is None:
+            return None
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = "X"
+        if state in ("Z", "X"):
+            return f"QEMU of VM {self.domain_name} (pid {pid}) died"
+        return None
 
     def vcpu_threads(self) -> list[tuple[int, int, str]]:
         """``(pid, tid, name)`` of QEMU's vCPU threads (``CPU n/TCG``): the VNF's CPU time."""
