@@ -68,3 +68,16 @@ def test_every_fault_of_the_campaign_has_its_expectations():
     _codes, _statuses, word = faults.expectations(faults.Fault("kill", "linux_bridge", "trial", "qemu-system-x86_64"))
     assert re.search(word, "run x: failed: pvp_tput: vnf testpmd: trial_end: QEMU of VM vsbx1testpmd0 (pid 9) died")
     assert not re.search(word, "run x: failed: pvp_tput: vnf testpmd: trial_end: guest console timed out")
+
+
+def test_a_generator_host_gone_mid_run_is_a_fault_of_the_campaign():
+    """The remote generator (the TRex fake, its own process on TRex's wire protocol) killed
+    after the first trial: the last line must say the generator stopped answering."""
+    faults = _faults()
+    [gone] = [f for f in faults.catalogue(quick=False) if f.kind == "generator_host"]
+    assert (gone.target, gone.trafficgen, gone.switch, gone.moment) == ("trex", "trex", "external", "mid_run")
+    codes, statuses, word = faults.expectations(gone)
+    assert codes == {1} and statuses == ("failed",)
+    assert re.search(word, "run x: failed: phy2phy_tput: trafficgen trex: run_trial: trex generator at "
+                           "tcp://127.0.0.1:31515: trial at 2976190 fps: no reply to get_stats within 2 s")
+    assert not re.search(word, "run x: failed: phy2phy_tput: trafficgen trex: configure: bad port")

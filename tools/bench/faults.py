@@ -54,8 +54,8 @@ PVP_SHORT = "frame_sizes=[64];trial_duration=1;warmup_s=1;latency.enabled=false;
 class Fault:
     """One kind of fault at one kind of moment, on one switch."""
 
-    kind: str            # kill / signal / disk_full / state_ro / second_run
-    switch: str          # linux_bridge / ovs_dpdk
+    kind: str            # kill / signal / disk_full / state_ro / second_run / generator_host
+    switch: str          # linux_bridge / ovs_dpdk / external (a generator host that models the DUT)
     moment: str          # configure / trial / random / first_write / mid_run / start
     target: str = ""     # the process name killed (kill), the signal name(s) (signal)
     twice: bool = False  # a signal sent twice in a row
@@ -101,6 +101,10 @@ def catalogue(quick: bool) -> list[Fault]:
     # iperf3 (the TCP testcases' generator): its client or server killed while it sends
     faults.append(Fault("kill", "linux_bridge", "trial", "iperf3", test="tcp_tput", trafficgen="iperf3",
                         params="trial_duration=2;omit=0;tcp.tso=false"))
+    # a remote generator host gone mid-run: the TRex server (the fake, a separate process
+    # speaking TRex's JSON-RPC over ZMQ and modelling the DUT) killed after the first trial
+    faults.append(Fault("generator_host", "external", "mid_run", "trex", trafficgen="trex",
+                        params="frame_sizes=[64];trial_duration=0.5;latency.enabled=false"))
     faults.append(Fault("disk_full", "linux_bridge", "first_write"))
     faults.append(Fault("disk_full", "linux_bridge", "mid_run"))
     faults.append(Fault("state_ro", "linux_bridge", "start"))
@@ -212,9 +216,12 @@ class Started:
         return dirs[0] if len(dirs) == 1 else None
 
 
-def start_run(fault: Fault, results_dir: Path, state_dir: Path, out_path: Path) -> Started:
+def start_run(fault: Fault, results_dir: Path, state_dir: Path, out_path: Path,
+              conf_file: Path | None = None) -> Started:
     argv = [sys.executable, "-m", "vsbench", "--test", fault.test, "--vswitch", fault.switch,
             "--trafficgen", fault.trafficgen, "--test-params", fault.params, "--results-dir", str(results_dir), "--no-store"]
+    if conf_file is not None:
+        argv += ["--conf-file", str(conf_file)]
     if fault.vnf:
         argv += ["--vnf", fault.vnf]
     env = {**os.environ, "VSBENCH_STATE_DIR": str(state_dir), "PYTHONUNBUFFERED": "1"}
@@ -372,6 +379,7 @@ def residue(run_ids: list[str], tracker: Tracker, marks: list[str], own_mounts: 
 EXPECT_WORDS = {
     "ovs-vswitchd": r"ovs-vswitchd",
     "ovsdb-server": r"ovsdb|db\.sock",  # the daemon, or the database socket that went dead with it
+    "trex": r"trex.*(no reply|unreachable|refused|[Cc]onnection|gone)",
     "trafgen": r"trafgen|generator",
     # mid-trial: the VNF's liveness check at a trial boundary; at configure: its start saw it exit
     # (a bare "testpmd" would match every pvp line: "vnf testpmd: ...")
@@ -399,6 +407,7 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
     marks = [str(state_dir)]
     tracker = Tracker([], marks)
     runs: list[Started] = []
+    fake_trex = None
     try:
         if fault.kind == "disk_full":
             subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "vsbfaults", str(results_dir)],
@@ -409,10 +418,15 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
         if fault.kind == "state_ro":
             subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k,mode=0755", "vsbfaults", str(state_dir)], check=True)
             mounts.append(state_dir)
-        first = start_run(fault, results_dir, state_dir, work / "out.txt")
+        conf_file = None
+        if fault.kind == "generator_host":
+            fake_trex = start_fake_trex(work)
+            conf_file = work / "trex.yaml"
+            conf_file.write_text(json.dumps({"trafficgen": {"trex": fake_trex.settings()}}))  # YAML reads JSON
+        first = start_run(fault, results_dir, state_dir, work / "out.txt", conf_file)
         tracker.add_root(first.proc.pid)
         runs.append(first)
-        announced = inject(fault, first, tracker, rng, delay, verdict, work, runs)
+        announced = inject(fault, first, tracker, rng, delay, verdict, work, runs, fake_trex)
         for started in runs:
             try:
                 started.proc.wait(timeout=RUN_TIMEOUT_S)
@@ -442,6 +456,8 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
         if any(state_dir.iterdir()) if state_dir.is_dir() else False:
             verdict.residue.append(f"state dir not empty: {sorted(p.name for p in state_dir.iterdir())}")
     finally:
+        if fake_trex is not None:
+            fake_trex.stop()
         tracker.stop() if tracker._thread.is_alive() else None
         for started in runs:
             if started.proc.poll() is None:
@@ -478,7 +494,7 @@ def fill(path: Path) -> None:
 
 
 def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, delay: float,
-           verdict: Verdict, work: Path, runs: list[Started]) -> int:
+           verdict: Verdict, work: Path, runs: list[Started], fake_trex=None) -> int:
     """Wait for the fault's moment, then inject it; returns the trials.jsonl lines there
     were just before (they must all be there, whole, at the end)."""
     proc = run.proc
@@ -532,6 +548,10 @@ def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, del
         if fault.moment == "mid_run":
             fill(run.results_dir)
         verdict.injected = "results filesystem full"
+    elif fault.kind == "generator_host":
+        pid = fake_trex.process.pid
+        os.kill(pid, signal.SIGKILL)
+        verdict.injected = f"kill -9 the TRex server (fake) pid {pid} after {announced} trial line(s)"
     elif fault.kind == "second_run":
         second = start_run(fault, run.results_dir / "second", work / "state", work / "out2.txt")
         tracker.add_root(second.proc.pid)
@@ -540,6 +560,16 @@ def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, del
     else:
         verdict.injected = fault.kind
     return announced
+
+
+def start_fake_trex(work: Path):
+    """The TRex fake (tests/fakes/trex: TRex's own JSON-RPC over ZMQ in a separate process,
+    modelling a 200 kfps DUT) as the remote generator host whose loss the fault is."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.fakes.trex.launcher import FakeTrex  # noqa: PLC0415 - a test fixture, only here
+
+    return FakeTrex(work / "trex", capacity_fps=200_000, speed_gbps=1).start()
 
 
 # -- the campaign ---------------------------------------------------------------------------
