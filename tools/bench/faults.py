@@ -46,6 +46,9 @@ ROOT = HERE.parents[1]
 RUN_DIR_RE = re.compile(r"-([a-z0-9]{6,12})$")
 SHORT = "frame_sizes=[64];trial_duration=1"
 RUN_TIMEOUT_S = 240.0
+#: A mid-trial kill that found its process gone (the trial ended during the delay) waits for
+#: the next trial this many times before the round is reported as not injected.
+MISSED_MOMENT_RETRIES = 5
 # a pvp search: short trials, no latency pass, a coarse search (a few trials, each a moment to hit)
 PVP_SHORT = "frame_sizes=[64];trial_duration=1;warmup_s=1;latency.enabled=false;relative_width=0.2"
 
@@ -527,6 +530,15 @@ def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, del
         return announced
     if fault.kind == "kill":
         victims = tracker.live(fault.target)
+        for _ in range(MISSED_MOMENT_RETRIES):
+            if victims or proc.poll() is not None or fault.moment != "trial":
+                break
+            # the trial ended during the delay (a short trafgen run): aim at the next one,
+            # or the round would count as a fault vsbench did not survive when none was made
+            if wait_until(in_trial, 30, proc):
+                time.sleep(delay / 4)
+                announced = trial_lines(run.run_dir())
+                victims = tracker.live(fault.target)
         if not victims:
             verdict.problems.append(f"no {fault.target} of the run alive at the moment")
             return announced
