@@ -78,11 +78,16 @@ def test_unidirectional_trial_counts_exactly(loopback):
         # preempts any sender now and then: tools/bench/ measures how often)
         from vsbench.measurement import validity
 
-        assert (validity.pacing_reason(r) is None) == (p.max_window_deviation_frames <= 2)
-        # a 1 ms window holds its 20 frames, plus what a late sender caught up (a batch at a time)
-        # (in 40 trials beside a busy loop: at most 55 frames against a bound of 65.7; the
-        # figures are in the message for the rare failure no one has yet seen the numbers of)
-        assert 20 <= p.max_frames_per_burst_window <= 20 + 1e3 * (p.max_late_s or 0) * 20 + 32, p
+        undisturbed = validity.pacing_reason(r) is None
+        assert undisturbed == (p.max_window_deviation_frames <= 2)
+        # a 1 ms window of an undisturbed trial holds its 20 frames, plus what a late sender
+        # caught up (a batch at a time): in 40 trials beside a busy loop at most 55 frames
+        # against a bound of 65.7. A disturbed one is the common rules' to flag, and is: CI
+        # once saw 309 frames in a 1 ms window (max_late 5.5 ms, sliding deviation 289
+        # frames) in a trial the pacing rule judged invalid
+        assert p.max_frames_per_burst_window >= 20, p
+        if undisturbed:
+            assert p.max_frames_per_burst_window <= 20 + 1e3 * (p.max_late_s or 0) * 20 + 32, p
     else:
         assert r.pacing is None
 
