@@ -45,21 +45,22 @@ MATRIX_ITEM = {"test": "phy2phy_tput", "vswitch": "linux_bridge", "trafficgen": 
                "params": "frame_sizes=[64];trial_duration=1", "args": ["--rate", "20kpps"]}
 
 
-def _playbook(inventory: Path, out: Path, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def _playbook_argv(inventory: Path, out: Path, *extra: str) -> list[str]:
+    """site.yml on the lab's inventory with this test's matrix, results under ``out``."""
     matrix = json.dumps({"vsbench_matrix": [MATRIX_ITEM, MATRIX_ITEM]})
-    return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
-                           "-e", f"lab_out={out}", "-e", "vsbench_doctor=false",
-                           "-e", "vsbench_trend_metric=continuous_fps", "-e", matrix, *extra],
-                          capture_output=True, text=True, timeout=timeout)
+    return [str(BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
+            "-e", f"lab_out={out}", "-e", "vsbench_doctor=false",
+            "-e", "vsbench_trend_metric=continuous_fps", "-e", matrix, *extra]
+
+
+def _playbook(inventory: Path, out: Path, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(_playbook_argv(inventory, out, *extra), capture_output=True, text=True, timeout=timeout)
 
 
 def _playbook_started(inventory: Path, out: Path, *extra: str) -> subprocess.Popen:
     """:func:`_playbook`, started and not waited for."""
-    matrix = json.dumps({"vsbench_matrix": [MATRIX_ITEM, MATRIX_ITEM]})
-    return subprocess.Popen([str(BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
-                             "-e", f"lab_out={out}", "-e", "vsbench_doctor=false",
-                           "-e", "vsbench_trend_metric=continuous_fps", "-e", matrix, *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(_playbook_argv(inventory, out, *extra), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def _wait_for_run(netns: str, play: subprocess.Popen, timeout_s: float = 180) -> bool:
