@@ -19,6 +19,9 @@ from vsbench.interfaces.plugin import Prerequisite, tcp_unreachable
 
 DEFAULT_SSH_COMMAND = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10")
 DEFAULT_SCP_COMMAND = ("scp", "-q", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10")
+#: What ssh exits with when the connection itself failed or broke (ssh(1): "exits with the
+#: exit status of the remote command or with 255 if an error occurred").
+SSH_ERROR_EXIT = 255
 
 #: JSON schema of the ``ssh`` settings block shared by the plugins that use it.
 SSH_SETTINGS_SCHEMA: dict[str, Any] = {

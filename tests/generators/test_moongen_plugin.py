@@ -102,3 +102,22 @@ def test_closing_the_run_ends_a_running_trial(tmp_path, moongen_model):
     worker.join(timeout=10)
     assert not worker.is_alive() and errors
     assert not still_alive(seen)
+
+
+def test_a_generator_host_lost_mid_run_is_named_not_blamed_on_moongen(tmp_path, moongen_model, monkeypatch):
+    """ssh's own failure (exit 255: the host went down between two trials) is reported as
+    the host lost, with the trial; MoonGen's exit codes keep their own message (above)."""
+    from generator_fakes import ssh_settings
+
+    gen, stack = make(tmp_path, {**moongen_model(capacity_fps=1e6), "ssh": ssh_settings()})
+    with stack:
+        gen.start()
+        gen.configure(TrafficProfile(64), PORTS)
+        assert gen.run_trial(10_000, 0.1).rx_frames > 0
+        monkeypatch.setenv("FAKE_SSH_REFUSE", "1")  # the fake client now fails as ssh does
+        with pytest.raises(PluginError) as info:
+            gen.run_trial(10_000, 0.1)
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert msg.startswith("moongen: generator host bench@gen1.example:22 lost during trial 2 (ssh exit 255): "
+                          "ssh: connect to host gen1.example port 22: Connection refused"), msg

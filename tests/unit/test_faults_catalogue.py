@@ -71,13 +71,25 @@ def test_every_fault_of_the_campaign_has_its_expectations():
 
 
 def test_a_generator_host_gone_mid_run_is_a_fault_of_the_campaign():
-    """The remote generator (the TRex fake, its own process on TRex's wire protocol) killed
-    after the first trial: the last line must say the generator stopped answering."""
+    """Both ways a remote generator host goes: the TRex fake (its own process on TRex's wire
+    protocol) killed, and a lab host reached with ssh going down under MoonGen, each after
+    the first trial. The last line must say the generator or its host stopped answering,
+    not that the generator itself failed."""
     faults = _faults()
-    [gone] = [f for f in faults.catalogue(quick=False) if f.kind == "generator_host"]
-    assert (gone.target, gone.trafficgen, gone.switch, gone.moment) == ("trex", "trex", "external", "mid_run")
-    codes, statuses, word = faults.expectations(gone)
-    assert codes == {1} and statuses == ("failed",)
+    gone = {f.target: f for f in faults.catalogue(quick=False) if f.kind == "generator_host"}
+    assert sorted(gone) == ["ssh", "trex"]
+    trex, ssh = gone["trex"], gone["ssh"]
+    assert (trex.trafficgen, trex.switch, trex.moment) == ("trex", "external", "mid_run")
+    assert (ssh.trafficgen, ssh.switch, ssh.moment) == ("moongen", "external", "mid_run")
+    for fault in (trex, ssh):
+        codes, statuses, _ = faults.expectations(fault)
+        assert codes == {1} and statuses == ("failed",)
+    word = faults.expectations(trex)[2]
     assert re.search(word, "run x: failed: phy2phy_tput: trafficgen trex: run_trial: trex generator at "
                            "tcp://127.0.0.1:31515: trial at 2976190 fps: no reply to get_stats within 2 s")
     assert not re.search(word, "run x: failed: phy2phy_tput: trafficgen trex: configure: bad port")
+    word = faults.expectations(ssh)[2]
+    assert re.search(word, "run x: failed: phy2phy_tput: trafficgen moongen: run_trial: moongen: generator "
+                           "host h1:22 lost during trial 2 (ssh exit 255): Connection to 10.231.1.2 closed.")
+    assert not re.search(word, "run x: failed: phy2phy_tput: trafficgen moongen: run_trial: moongen on h1:22: "
+                               "MoonGen exited with code 1: [FATAL] no such port")

@@ -5,7 +5,8 @@ Why: the runner's promises under faults (docs/reliability.rst) are only worth wh
 fault proves. This script starts real, short ``vsbench --test`` runs (namespaces, veth, a real
 switch, trafgen) and, at a seeded random moment of each, injects one fault: ``kill -9`` of
 the switch's daemons or the generator's sender, SIGINT/SIGTERM/SIGHUP (once or twice), the
-results directory's filesystem full, the state directory read-only, a second run at once.
+results directory's filesystem full, the state directory read-only, a second run at once,
+a remote generator host lost (generator_hosts.py beside this file).
 Each round then checks what vsbench promises:
 
 * the exit code (1 for something dying, 128+signal for a signal, 0 for an isolated second run);
@@ -107,6 +108,10 @@ def catalogue(quick: bool) -> list[Fault]:
     # a remote generator host gone mid-run: the TRex server (the fake, a separate process
     # speaking TRex's JSON-RPC over ZMQ and modelling the DUT) killed after the first trial
     faults.append(Fault("generator_host", "external", "mid_run", "trex", trafficgen="trex",
+                        params="frame_sizes=[64];trial_duration=0.5;latency.enabled=false"))
+    # ... and a generator host reached with ssh (a lab host running the MoonGen fake) going
+    # down after the first trial: its sshd, the trial's session and MoonGen killed
+    faults.append(Fault("generator_host", "external", "mid_run", "ssh", trafficgen="moongen",
                         params="frame_sizes=[64];trial_duration=0.5;latency.enabled=false"))
     faults.append(Fault("disk_full", "linux_bridge", "first_write"))
     faults.append(Fault("disk_full", "linux_bridge", "mid_run"))
@@ -383,6 +388,7 @@ EXPECT_WORDS = {
     "ovs-vswitchd": r"ovs-vswitchd",
     "ovsdb-server": r"ovsdb|db\.sock",  # the daemon, or the database socket that went dead with it
     "trex": r"trex.*(no reply|unreachable|refused|[Cc]onnection|gone)",
+    "ssh": r"moongen.*generator host \S+ lost",
     "trafgen": r"trafgen|generator",
     # mid-trial: the VNF's liveness check at a trial boundary; at configure: its start saw it exit
     # (a bare "testpmd" would match every pvp line: "vnf testpmd: ...")
@@ -410,7 +416,7 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
     marks = [str(state_dir)]
     tracker = Tracker([], marks)
     runs: list[Started] = []
-    fake_trex = None
+    generator_host = None
     try:
         if fault.kind == "disk_full":
             subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "vsbfaults", str(results_dir)],
@@ -423,13 +429,16 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
             mounts.append(state_dir)
         conf_file = None
         if fault.kind == "generator_host":
-            fake_trex = start_fake_trex(work)
-            conf_file = work / "trex.yaml"
-            conf_file.write_text(json.dumps({"trafficgen": {"trex": fake_trex.settings()}}))  # YAML reads JSON
+            sys.path.insert(0, str(HERE))
+            import generator_hosts  # noqa: PLC0415 - beside this file, needed by these faults only
+
+            generator_host = generator_hosts.HOSTS[fault.target](work)
+            conf_file = work / "generator-host.yaml"
+            conf_file.write_text(json.dumps(generator_host.conf()))  # YAML reads JSON
         first = start_run(fault, results_dir, state_dir, work / "out.txt", conf_file)
         tracker.add_root(first.proc.pid)
         runs.append(first)
-        announced = inject(fault, first, tracker, rng, delay, verdict, work, runs, fake_trex)
+        announced = inject(fault, first, tracker, rng, delay, verdict, work, runs, generator_host)
         for started in runs:
             try:
                 started.proc.wait(timeout=RUN_TIMEOUT_S)
@@ -459,8 +468,8 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
         if any(state_dir.iterdir()) if state_dir.is_dir() else False:
             verdict.residue.append(f"state dir not empty: {sorted(p.name for p in state_dir.iterdir())}")
     finally:
-        if fake_trex is not None:
-            fake_trex.stop()
+        if generator_host is not None:
+            verdict.residue += generator_host.stop()
         tracker.stop() if tracker._thread.is_alive() else None
         for started in runs:
             if started.proc.poll() is None:
@@ -497,7 +506,7 @@ def fill(path: Path) -> None:
 
 
 def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, delay: float,
-           verdict: Verdict, work: Path, runs: list[Started], fake_trex=None) -> int:
+           verdict: Verdict, work: Path, runs: list[Started], generator_host=None) -> int:
     """Wait for the fault's moment, then inject it; returns the trials.jsonl lines there
     were just before (they must all be there, whole, at the end)."""
     proc = run.proc
@@ -561,9 +570,7 @@ def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, del
             fill(run.results_dir)
         verdict.injected = "results filesystem full"
     elif fault.kind == "generator_host":
-        pid = fake_trex.process.pid
-        os.kill(pid, signal.SIGKILL)
-        verdict.injected = f"kill -9 the TRex server (fake) pid {pid} after {announced} trial line(s)"
+        verdict.injected = f"{generator_host.kill()} after {announced} trial line(s)"
     elif fault.kind == "second_run":
         second = start_run(fault, run.results_dir / "second", work / "state", work / "out2.txt")
         tracker.add_root(second.proc.pid)
@@ -572,16 +579,6 @@ def inject(fault: Fault, run: Started, tracker: Tracker, rng: random.Random, del
     else:
         verdict.injected = fault.kind
     return announced
-
-
-def start_fake_trex(work: Path):
-    """The TRex fake (tests/fakes/trex: TRex's own JSON-RPC over ZMQ in a separate process,
-    modelling a 200 kfps DUT) as the remote generator host whose loss the fault is."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tests.fakes.trex.launcher import FakeTrex  # noqa: PLC0415 - a test fixture, only here
-
-    return FakeTrex(work / "trex", capacity_fps=200_000, speed_gbps=1).start()
 
 
 # -- the campaign ---------------------------------------------------------------------------

@@ -245,6 +245,18 @@ def _end(pids: list[int], grace_s: float = 3.0) -> None:
             time.sleep(0.1)
 
 
+def crash(host: dict) -> list[int]:
+    """``kill -9`` every process of one host, as a host that loses power: its connections
+    close, new ones are refused. Returns the pids killed; ``down`` still removes the rest."""
+    pids = _pids_of_host(host)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return pids
+
+
 def down(lab_dir: Path) -> list[str]:
     """Tear the lab down; returns what could not be removed (empty: nothing left)."""
     state_file = lab_dir / "lab.json"

@@ -39,7 +39,7 @@ from vsbench.interfaces.trafficgen import TrafficGenerator
 from vsbench.interfaces import commands
 
 from vsbench_plugins.trafficgen.moongen import output
-from vsbench_plugins.trafficgen.remote_host import SSH_SETTINGS_SCHEMA, RemoteHost
+from vsbench_plugins.trafficgen.remote_host import SSH_ERROR_EXIT, SSH_SETTINGS_SCHEMA, RemoteHost
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,10 @@ class MoonGen(TrafficGenerator):
                                 hist_remote or str(hist_local))
         log_path = log_dir / f"moongen-trial-{n:04d}.log"
         text, code = self._run(argv, log_path, duration_s)
+        if code == SSH_ERROR_EXIT and self.remote:
+            # not MoonGen's own exit: the host went down, rebooted or dropped off the network
+            raise PluginError(f"moongen: generator host {self.address} lost during trial {n} "
+                              f"(ssh exit {code}): {output.last_error_line(text)} (log: {log_path})")
         if code != 0:
             raise PluginError(f"moongen on {self.address}: MoonGen exited with code {code}: "
                               f"{output.last_error_line(text)} (log: {log_path})")
