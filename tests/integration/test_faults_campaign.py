@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,24 @@ def test_quick_campaign_survives_every_fault():
         done.stdout + done.stderr
     assert int(lines[-1].split()[0].split("=")[1]) >= 6 and done.returncode == 0
     assert lines[0].startswith("faults: seed=28 ")  # the seed is printed, first
+
+
+def test_a_generator_host_reached_with_ssh_going_down_is_survived():
+    """The campaign's ``generator_host/ssh`` fault, one round: a one-host lab (tools/lab:
+    Debian's sshd in a rootfs of its own, host key checked) runs the MoonGen fake, vsbench
+    drives it over real ssh, and every process of the host is killed after the first trial.
+    The run must end exit 1 naming the host lost, with nothing of the run or the lab left."""
+    for tool in ("mmdebstrap", "ssh", "scp", "ssh-keygen", "unshare"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} missing (tools/packages/test.txt)")
+    done = subprocess.run([sys.executable, str(ROOT / "tools/bench/faults.py"), "--only", "generator_host/ssh",
+                           "--rounds", "1", "--seed", "28"],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT)  # a first lab image build
+    lines = done.stdout.strip().splitlines()
+    assert lines and lines[-1] == "faults=1 survived=1 trials_lost=0 residue=0", done.stdout + done.stderr
+    [round_line] = [line for line in lines if line.startswith("survived ")]
+    assert "generator host h1 down" in round_line and "lost during trial" in round_line, round_line
+    assert done.returncode == 0
 
 
 def test_soak_without_soak_py_is_one_line_and_exit_2(tmp_path):

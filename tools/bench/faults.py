@@ -432,7 +432,11 @@ def one_round(fault: Fault, rng: random.Random, work: Path) -> Verdict:
             sys.path.insert(0, str(HERE))
             import generator_hosts  # noqa: PLC0415 - beside this file, needed by these faults only
 
-            generator_host = generator_hosts.HOSTS[fault.target](work)
+            try:
+                generator_host = generator_hosts.HOSTS[fault.target](work)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                verdict.problems.append(f"the generator host did not start: {exc}")
+                return verdict
             conf_file = work / "generator-host.yaml"
             conf_file.write_text(json.dumps(generator_host.conf()))  # YAML reads JSON
         first = start_run(fault, results_dir, state_dir, work / "out.txt", conf_file)

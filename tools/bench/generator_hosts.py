@@ -76,8 +76,12 @@ class LabMoonGenHost:
         ssh_config = str(self.lab_dir / "ssh_config")
         self._ssh = ["ssh", "-F", ssh_config]
         self._scp = ["scp", "-q", "-F", ssh_config]
-        for local, remote in ((FAKE_MOONGEN, self.BINARY), (model, self.MODEL)):
-            subprocess.run([*self._scp, str(local), f"{self.host['name']}:{remote}"], check=True, timeout=60)
+        try:
+            for local, remote in ((FAKE_MOONGEN, self.BINARY), (model, self.MODEL)):
+                subprocess.run([*self._scp, str(local), f"{self.host['name']}:{remote}"], check=True, timeout=60)
+        except subprocess.SubprocessError:
+            self.stop()  # the lab is up: never leave it behind a failed set-up
+            raise
 
     def conf(self) -> dict:
         return {"trafficgen": {"moongen": {
