@@ -219,10 +219,10 @@ def test_a_veth_end_that_is_not_there_is_refused_at_start_in_one_line(tmp_path, 
     """l3fwd starts only at configure(): without this check start() would accept a missing
     interface, reserve hugepages, and the EAL would fail later."""
     from vsbench.interfaces import PluginError
-    from vsbench_plugins.vnf.l3fwd import plugin
+    from vsbench_plugins.vnf import dpdk_process
 
     asked = []
-    monkeypatch.setattr(plugin, "list_links", lambda netns: asked.append(netns) or ["vsb-abc123-ve0", "lo"])
+    monkeypatch.setattr(dpdk_process, "list_links", lambda netns: asked.append(netns) or ["vsb-abc123-ve0", "lo"])
     vnf = l3fwd_on(tmp_path)
     with pytest.raises(PluginError) as info:
         vnf.start(veth_ports("vsb-abc123-ve0", "vsb-abc123-nx1"))
@@ -233,9 +233,9 @@ def test_a_veth_end_that_is_not_there_is_refused_at_start_in_one_line(tmp_path, 
 
 def test_ports_of_two_kinds_or_veth_to_a_vm_are_refused(tmp_path, monkeypatch):
     from vsbench.interfaces import PluginError, PortSpec, SwitchPort
-    from vsbench_plugins.vnf.l3fwd import plugin
+    from vsbench_plugins.vnf import dpdk_process
 
-    monkeypatch.setattr(plugin, "list_links", lambda netns: ["ve0", "ve1"])
+    monkeypatch.setattr(dpdk_process, "list_links", lambda netns: ["ve0", "ve1"])
     vhost = SwitchPort(name="vh0", number=0, spec=PortSpec(kind="vhostuser", name="vh0", socket_path=tmp_path / "s"))
     with pytest.raises(PluginError, match="two vhost-user ports or to two kernel interfaces"):
         l3fwd_on(tmp_path).start([vhost, veth_ports("ve0", "ve1")[1]])

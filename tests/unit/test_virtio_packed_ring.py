@@ -10,7 +10,7 @@ import pytest
 from vsbench.interfaces import PluginContext, PluginError, PortSpec, ResourceStack, SwitchPort
 from vsbench.system import dpdk_app
 from vsbench.system.vm import domain
-from vsbench_plugins.vnf.l3fwd import plugin as l3fwd_plugin
+from vsbench_plugins.vnf import dpdk_process
 from vsbench_plugins.vnf.l3fwd.plugin import L3fwd
 
 
@@ -43,7 +43,7 @@ def test_l3fwd_on_vhost_user_offers_the_packed_ring_and_says_so(tmp_path):
 
 
 def test_l3fwd_refuses_the_packed_ring_on_veth_ends(tmp_path, monkeypatch):
-    monkeypatch.setattr(l3fwd_plugin, "list_links", lambda netns: ["ve0", "ve1"])
+    monkeypatch.setattr(dpdk_process, "list_links", lambda netns: ["ve0", "ve1"])
     ports = [SwitchPort(n, i, PortSpec("physical", n, iface=n)) for i, n in enumerate(("ve0", "ve1"))]
     with pytest.raises(PluginError, match="packed_ring is a virtio ring layout") as info:
         _l3fwd(tmp_path, {"packed_ring": True})._check_ports(ports)

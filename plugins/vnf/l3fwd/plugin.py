@@ -20,22 +20,18 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import shlex
-import shutil
-import signal
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from vsbench.interfaces import API_VERSION, PluginError, Prerequisite, ResourceStack, SwitchPort, TrafficProfile, Vnf
-from vsbench.interfaces import commands
+from vsbench.interfaces import API_VERSION, PluginError, Prerequisite, SwitchPort, TrafficProfile
 from vsbench.interfaces.plugin import DutGoneError
 from vsbench.interfaces.host import cpu as host_cpu
 from vsbench.interfaces.host import dpdk_app as dpdk
 from vsbench.interfaces.host import vm
-from vsbench.interfaces.host.netlink import NetlinkError, list_links
 
+from vsbench_plugins.vnf.dpdk_process import DpdkProcessVnf, Names, last_error, read_log
 from vsbench_plugins.vnf.l3fwd import build, command, routes
 
 log = logging.getLogger(__name__)
@@ -44,6 +40,8 @@ MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 #: l3fwd forwards one pair of ports, each port wholly one lcore's: one lcore per port at most.
 MAX_LCORES = 2
 READY_TEXT = "entering main loop"
+#: What l3fwd's start failing says (the EAL's errors, the example's own).
+ERROR_WORDS = ("EAL: Error", "Cannot", "error", "Invalid", "Failed", "failed")
 
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -128,7 +126,7 @@ def lcore_cpus(cfg: Mapping[str, Any], online: set[int], instance: int = 0) -> l
     return sorted(online, reverse=True)[:cores]
 
 
-class L3fwd(Vnf):
+class L3fwd(DpdkProcessVnf):
     """DPDK l3fwd on vhost-user ports or veth ends, as a process or in a VM."""
 
     description: ClassVar[str] = "DPDK l3fwd (LPM or exact match) on vhost-user ports or veth ends, process or VM"
@@ -142,25 +140,19 @@ class L3fwd(Vnf):
     port_kinds: ClassVar[tuple[str, ...]] = ("vhostuser", "physical")
     #: l3fwd routes by destination only and every pair carries the same flows: one pair each
     max_port_pairs: ClassVar[int | None] = 1
+    names: ClassVar[Names] = Names(label="l3fwd", vnf="l3fwd", resource="l3fwd", dir_tag="l3fwd", prefix_tag="l3f",
+                                   cleanup_line="l3fwd: released {pages} hugepages, removed {run_dir}")
+    telemetry_errors: ClassVar[tuple[type[Exception], ...]] = (dpdk.DpdkAppError, vm.ConsoleError, ValueError)
+    logger: ClassVar[logging.Logger] = log
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.cfg = with_defaults(context.settings)
-        self.stack = ResourceStack()
-        self.ports: list[SwitchPort] = []
         self.built: build.L3fwdBuild | None = None
-        self.run_dir: Path | None = None
-        self.argv: list[str] = []
         self.tables: routes.Tables | None = None
-        self.proc: commands.ManagedProcess | None = None
         self.memory: dpdk.DpdkMemory | None = None
         self.vm: vm.VirtualMachine | None = None
-        #: set by start(): instance number within the run (pvvp has two l3fwd)
-        self.instance = 0
-        self.file_prefix = f"vsb{context.run_id}l3f0"
         self.starts = 0
-        self._started = False
-        self._trial_before: list[dict[str, int]] | None = None
 
     # ------------------------------------------------------------------ checks
 
@@ -184,33 +176,13 @@ class L3fwd(Vnf):
         return missing
 
     @classmethod
-    def cleanup_dead_run(cls, run_id: str, work_dirs: list[Path]) -> list[str]:
-        """A killed run's l3fwd is ended by the generic cleanup (its command line names the
-        run); here: its hugepages, mount and directory, and its VM."""
-        if not re.fullmatch(r"[0-9a-f]{6}", run_id):
-            return []
-        done = vm.cleanup_dead_run(run_id, work_dirs)
-        for work_dir in work_dirs:
-            for run_dir in sorted(Path(work_dir).glob(f"vsb-{run_id}-l3fwd*")):
-                if run_dir.is_dir() and not run_dir.is_symlink():
-                    pages = dpdk.release_recorded(run_dir)
-                    if not any(line.split()[1] == str(run_dir) for line in Path("/proc/mounts").read_text().splitlines()
-                               if len(line.split()) > 1 and line.split()[1].startswith(str(run_dir))):
-                        shutil.rmtree(run_dir, ignore_errors=True)
-                    done.append(f"l3fwd: released {pages} hugepages, removed {run_dir}")
-        return done
+    def _cleanup_dead_others(cls, run_id: str, work_dirs: list[Path]) -> list[str]:
+        """A killed run's VM, before l3fwd's hugepages, mount and directory."""
+        return vm.cleanup_dead_run(run_id, work_dirs)
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self, ports: Sequence[SwitchPort]) -> None:
-        if self._started:
-            return
-        self._started = True
-        self.context.resources.register("vnf l3fwd", self.stop)
-        if len(ports) != 2:
-            raise PluginError(f"l3fwd forwards between one pair of ports; got {len(ports)}")
-        self._check_ports(ports)
-        self.ports = list(ports)
+    def _start(self) -> None:
         if self.cfg["binary"]:
             self.built = None
             binary = Path(self.cfg["binary"])
@@ -220,55 +192,31 @@ class L3fwd(Vnf):
             except build.BuildError as exc:
                 raise PluginError(str(exc)) from None
             binary = self.built.binary
-        self.work_dir = Path(self.context.work_dir) if self.context.work_dir else Path("/run/vsbench")
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        while True:  # the first free instance number: several l3fwd may run in one run
-            self.run_dir = self.work_dir / f"vsb-{self.context.run_id}-l3fwd{self.instance}"
-            try:
-                self.run_dir.mkdir()
-                break
-            except FileExistsError:
-                self.instance += 1
-        self.file_prefix = f"vsb{self.context.run_id}l3f{self.instance}"
-        self.stack.register(f"l3fwd dir {self.run_dir}", _remove_dir, self.run_dir)
+        self._make_run_dir()  # the first free instance number: several l3fwd may run in one run
         if self.cfg["mode"] == "vm":
             self._start_vm(binary)
         else:
             self._prepare_process(binary)
 
-    def stop(self) -> None:
-        self.stack.close()
+    def _check_vhost_ports(self, ports: Sequence[SwitchPort]) -> None:
+        for port in ports:
+            if port.spec.socket_path is None:
+                raise PluginError(f"l3fwd: vhost-user port {port.name} has no socket")
+        if int(self.cfg["cores"]) > 1:
+            raise PluginError(f"vnf.l3fwd.cores={self.cfg['cores']}: l3fwd runs one lcore on vhost-user ports "
+                              "(with a queue per lcore DPDK 22.11's l3fwd asks virtio for RSS, which it refuses); "
+                              "several lcores run on veth ends (phy_vnf_phy, a switch without vhost-user)")
 
-    def _check_ports(self, ports: Sequence[SwitchPort]) -> None:
-        """Both ports vhost-user sockets, or both kernel interfaces present in the DUT's
-        namespace (process mode): a missing one is refused here, before hugepages are
-        reserved, rather than at configure(), where l3fwd first starts and its EAL fails."""
-        kinds = {port.spec.kind for port in ports}
-        if kinds == {"vhostuser"}:
-            for port in ports:
-                if port.spec.socket_path is None:
-                    raise PluginError(f"l3fwd: vhost-user port {port.name} has no socket")
-            if int(self.cfg["cores"]) > 1:
-                raise PluginError(f"vnf.l3fwd.cores={self.cfg['cores']}: l3fwd runs one lcore on vhost-user ports "
-                                  "(with a queue per lcore DPDK 22.11's l3fwd asks virtio for RSS, which it refuses); "
-                                  "several lcores run on veth ends (phy_vnf_phy, a switch without vhost-user)")
-            return
-        if kinds != {"physical"} or any(not port.spec.iface or port.spec.pci for port in ports):
-            raise PluginError("l3fwd attaches to two vhost-user ports or to two kernel interfaces; got "
-                              + ", ".join(f"{p.name} ({p.spec.kind})" for p in ports))
+    def _check_kernel_ports(self, ports: Sequence[SwitchPort]) -> None:
+        """Kernel interfaces only in process mode, and without a virtio ring layout: refused
+        here, before hugepages are reserved, rather than at configure(), where l3fwd first
+        starts and its EAL fails."""
         if self.cfg["packed_ring"]:
             raise PluginError("vnf.l3fwd.packed_ring is a virtio ring layout, for vhost-user ports; this switch "
                               "offers kernel interfaces (net_af_packet has no virtqueue)")
         if self.cfg["mode"] == "vm":
             raise PluginError("l3fwd in a VM attaches to vhost-user ports only; this switch offers kernel "
                               "interfaces (use vnf.l3fwd.mode: process, or a switch with vhost-user)")
-        try:
-            present = set(list_links(self.context.dut_netns))
-        except NetlinkError as exc:
-            raise PluginError(f"l3fwd: cannot list the interfaces of the DUT namespace: {exc}") from None
-        missing = [str(port.spec.iface) for port in ports if port.spec.iface not in present]
-        if missing:
-            raise PluginError(f"l3fwd: no interface {', '.join(missing)} to attach net_af_packet to")
 
     # ------------------------------------------------------------------ process mode
 
@@ -307,16 +255,12 @@ class L3fwd(Vnf):
         """This l3fwd's lcores' host CPUs (process mode)."""
         return lcore_cpus(self.cfg, host_cpu.online_cpus(), self.instance)
 
-    def _vdevs(self) -> list[str]:
-        """One vdev per port, in port order (DPDK numbers them as they are given)."""
-        if self.ports[0].spec.kind == "vhostuser":
-            return dpdk.virtio_user_vdevs([p.spec.socket_path for p in self.ports],
-                                          packed_ring=bool(self.cfg["packed_ring"]))
-        try:  # one queue pair per lcore: l3fwd gives each lcore a transmit queue on every port
-            return [dpdk.af_packet_vdev(index, str(p.spec.iface), qpairs=len(self._lcores()))
-                    for index, p in enumerate(self.ports)]
-        except dpdk.DpdkAppError as exc:
-            raise PluginError(f"l3fwd: {exc}") from None
+    def _virtio_user_vdevs(self, sockets: list) -> list[str]:
+        return dpdk.virtio_user_vdevs(sockets, packed_ring=bool(self.cfg["packed_ring"]))
+
+    def _af_packet_qpairs(self) -> int:
+        """One queue pair per lcore: l3fwd gives each lcore a transmit queue on every port."""
+        return len(self._lcores())
 
     def _launch_process(self) -> None:
         assert self.run_dir is not None and self.tables is not None
@@ -324,44 +268,26 @@ class L3fwd(Vnf):
         (self.run_dir / "routes.v4").write_text(self.tables.ipv4_text())
         (self.run_dir / "routes.v6").write_text(self.tables.ipv6_text())
         log_path = Path(self.context.log_dir) / f"l3fwd{self.instance}.{self.starts}.log"
-        self.proc = commands.spawn(self.argv, netns=self.context.dut_netns, log_path=log_path)
+        proc = self._spawn(log_path)
         self.starts += 1
-        self.stack.register(f"l3fwd pid {self.proc.pid}", self._stop_process)
         deadline = time.monotonic() + float(self.cfg["start_timeout_s"])
-        while READY_TEXT not in _read(log_path):
-            if not self.proc.alive():
-                raise PluginError(f"l3fwd exited at start (exit {self.proc.popen.returncode}): "
-                                  f"{_last_error(_read(log_path))}; see {log_path}")
+        while READY_TEXT not in read_log(log_path):
+            if not proc.alive():
+                raise PluginError(f"l3fwd exited at start (exit {proc.popen.returncode}): "
+                                  f"{last_error(read_log(log_path), ERROR_WORDS)}; see {log_path}")
             if time.monotonic() > deadline:
                 raise PluginError(f"l3fwd did not start forwarding within {self.cfg['start_timeout_s']} s; see {log_path}")
             time.sleep(0.1)
-        self._wait_links_up(deadline)
-        log.info("l3fwd (%s, %d rules) forwarding, pid %d", self.tables.lookup, self.tables.rules, self.proc.pid)
+        self._links_up(deadline)
+        log.info("l3fwd (%s, %d rules) forwarding, pid %d", self.tables.lookup, self.tables.rules, proc.pid)
 
-    def _wait_links_up(self, deadline: float) -> None:
+    def _links_up(self, deadline: float) -> None:
         """l3fwd enters its loop before the switch has finished the vhost-user handshake
         (frames sent then are lost, seen: a whole first trial): wait until telemetry
         answers and every port's link is up."""
-        pending = set(range(len(self.ports)))
-        while pending:
-            for index in sorted(pending):
-                try:
-                    status = (self._telemetry(f"/ethdev/link_status,{index}") or {}).get("status")
-                except (dpdk.DpdkAppError, vm.ConsoleError, ValueError):
-                    status = None
-                if status == "UP":
-                    pending.discard(index)
-            if not pending:
-                return
-            if time.monotonic() > deadline:
-                raise PluginError(f"l3fwd: the link of port(s) {sorted(pending)} did not come up "
-                                  f"within {self.cfg['start_timeout_s']} s (vhost-user handshake with the switch)")
-            time.sleep(0.1)
-
-    def _stop_process(self) -> None:
-        if self.proc is not None:
-            self.proc.stop(grace_s=10.0, sig=signal.SIGINT)  # l3fwd closes its ports on SIGINT
-            self.proc = None
+        self._wait_links_up(deadline, lambda pending: (
+            f"l3fwd: the link of port(s) {pending} did not come up "
+            f"within {self.cfg['start_timeout_s']} s (vhost-user handshake with the switch)"))
 
     # ------------------------------------------------------------------ VM mode
 
@@ -407,11 +333,11 @@ class L3fwd(Vnf):
             if READY_TEXT in out:
                 break
             if "L3FWD-GONE" in out:
-                raise PluginError(f"l3fwd in the VM exited at start: {_last_error(out)}")
+                raise PluginError(f"l3fwd in the VM exited at start: {last_error(out, ERROR_WORDS)}")
             if time.monotonic() > deadline:
                 raise PluginError("l3fwd in the VM did not start forwarding in time")
             time.sleep(1.0)
-        self._wait_links_up(deadline)
+        self._links_up(deadline)
         log.info("l3fwd in VM %s (%s, %d rules) forwarding", self.vm.domain_name, self.tables.lookup, self.tables.rules)
 
     def _stop_guest(self) -> None:
@@ -438,26 +364,16 @@ class L3fwd(Vnf):
         else:
             self._launch_process()
 
-    def port_counters(self) -> list[dict[str, int]]:
-        """l3fwd's own counters per port (cumulative since it started), from DPDK
-        telemetry; [] before it runs or when they cannot be read (logged)."""
-        if not self.starts:
-            return []
-        ports = []
-        for index in range(len(self.ports)):
-            try:
-                ports.append({"port": index, **dpdk.ethdev_counters(self._telemetry(f"/ethdev/stats,{index}"))})
-            except (dpdk.DpdkAppError, vm.ConsoleError, ValueError) as exc:
-                log.warning("l3fwd: cannot read port %d counters: %s", index, exc)
-                return []
-        return ports
+    def _counting(self) -> bool:
+        """Counters once l3fwd started (as a process or in the VM)."""
+        return bool(self.starts)
 
-    def stats(self) -> dict[str, Any]:
-        ports = self.port_counters()
-        if not ports:
-            return {}
-        return {"ports": ports, "lookup": self.cfg["lookup"], "rules": self.tables.rules if self.tables else 0,
+    def _facts(self) -> dict[str, Any]:
+        return {"lookup": self.cfg["lookup"], "rules": self.tables.rules if self.tables else 0,
                 "mode": self.cfg["mode"], "starts": self.starts}
+
+    def _trial_facts(self) -> dict[str, Any]:
+        return {"mode": self.cfg["mode"]}
 
     def check_alive(self) -> None:
         """:class:`DutGoneError` when l3fwd (a process VNF) or the VM it runs in died: a dead
@@ -468,19 +384,6 @@ class L3fwd(Vnf):
         if reason is not None:
             raise DutGoneError(reason)
 
-    def trial_begin(self) -> None:
-        self.check_alive()
-        self._trial_before = self.port_counters()
-
-    def trial_end(self) -> dict[str, Any]:
-        """l3fwd's per-port counter deltas over the trial (the VNF contract's ``ports``)."""
-        before, self._trial_before = self._trial_before, None
-        self.check_alive()
-        after = self.port_counters()
-        if not before or not after:
-            return {}
-        return {"ports": dpdk.counter_deltas(before, after), "mode": self.cfg["mode"]}
-
     def _telemetry(self, query: str) -> Any:
         if self.vm is not None:
             assert self.vm.console is not None and self.built is not None
@@ -488,7 +391,7 @@ class L3fwd(Vnf):
                                           f"{query}", timeout_s=30)
             reply = json.loads(out[out.index("{"):])
             return reply.get(query.split(",", 1)[0])
-        return dpdk.telemetry_query(dpdk.telemetry_socket(self.file_prefix), query)
+        return super()._telemetry(query)
 
     def version(self) -> dict[str, str]:
         facts = {"vnf": "l3fwd", "mode": self.cfg["mode"], "lookup": self.cfg["lookup"],
@@ -507,26 +410,3 @@ class L3fwd(Vnf):
             pins = self.cfg["vm"]["vcpu_cpus"]
             return {f"l3fwd{self.instance} VM vCPUs": set(pins) if pins else host_cpu.online_cpus()}
         return {f"l3fwd{self.instance} lcores": set(self._lcores())}
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
-def _last_error(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if any(word in line for word in ("EAL: Error", "Cannot", "error", "Invalid", "Failed", "failed")):
-            return line[:200]
-    return lines[-1][:200] if lines else "no output"
-
-
-def _remove_dir(path: Path) -> None:
-    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if len(line.split()) > 1]
-    if any(m == str(path) or m.startswith(str(path) + "/") for m in mounts):
-        log.warning("l3fwd: %s still has a mount below it; not removed", path)
-        return
-    shutil.rmtree(path, ignore_errors=True)
