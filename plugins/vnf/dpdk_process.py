@@ -24,6 +24,7 @@ from vsbench.interfaces import PluginError, ResourceStack, SwitchPort, Vnf
 from vsbench.interfaces import commands
 from vsbench.interfaces.host import dpdk_app as dpdk
 from vsbench.interfaces.host.netlink import NetlinkError, list_links
+from vsbench.interfaces.plugin import DutGoneError
 
 log = logging.getLogger(__name__)
 
@@ -238,8 +239,11 @@ class DpdkProcessVnf(Vnf):
         return {"ports": ports, **self._facts()} if ports else {}
 
     def check_alive(self) -> None:
-        """Raise :class:`DutGoneError` when the VNF died; called at both trial boundaries.
-        Nothing here: a plugin says how it knows (l3fwd: its process or its VM)."""
+        """Raise :class:`DutGoneError` when the VNF's process died; called at both trial
+        boundaries, so a dead VNF ends the run naming it instead of being measured as 100 %
+        loss. A plugin with another way to die (l3fwd's VM) adds its own check."""
+        if self.proc is not None and not self.proc.alive():
+            raise DutGoneError(f"{self.names.label} (pid {self.proc.pid}) died")
 
     def trial_begin(self) -> None:
         self.check_alive()

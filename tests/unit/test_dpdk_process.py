@@ -5,6 +5,7 @@ and counts the same way (no process, no DPDK: telemetry is faked)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -77,7 +78,7 @@ def test_counters_and_trial_deltas_carry_each_plugins_facts(cls, label, tmp_path
     if cls is L3fwd:
         vnf.starts = 1
     else:
-        vnf.proc = object()  # counted while its process is there
+        vnf.proc = SimpleNamespace(pid=7, alive=lambda: True)  # counted while its process is there
     vnf.trial_begin()
     sent = {"ipackets": 15, "opackets": 29}
     end = vnf.trial_end()

@@ -189,6 +189,7 @@ def test_a_dead_process_vnf_ends_the_plan_instead_of_measuring_it():
     from vsbench.measurement import trial_runner
     from vsbench.system.commands import ManagedProcess
     from vsbench_plugins.vnf.l3fwd.plugin import L3fwd
+    from vsbench_plugins.vnf.prox.plugin import ProxVnf
     from vsbench_plugins.vnf.testpmd.plugin import Testpmd
 
     class Vnf:
@@ -224,6 +225,15 @@ def test_a_dead_process_vnf_ends_the_plan_instead_of_measuring_it():
             l3fwd.check_alive()
         l3fwd.proc = ManagedProcess([], live)
         l3fwd.check_alive()
+
+        # PROX as a VNF: the shared DPDK-process check (it used to have none: a dead PROX
+        # was measured as 100 % loss)
+        prox = ProxVnf.__new__(ProxVnf)
+        prox.proc = ManagedProcess([], dead)
+        with pytest.raises(DutGoneError, match=rf"prox \(vnf\) \(pid {dead.pid}\) died"):
+            prox.check_alive()
+        prox.proc = ManagedProcess([], live)
+        prox.check_alive()
 
         testpmd = Testpmd.__new__(Testpmd)
         testpmd.vm = None

@@ -378,8 +378,7 @@ class L3fwd(DpdkProcessVnf):
     def check_alive(self) -> None:
         """:class:`DutGoneError` when l3fwd (a process VNF) or the VM it runs in died: a dead
         l3fwd must end the run naming it, not be measured as 100 % loss."""
-        if self.proc is not None and not self.proc.alive():
-            raise DutGoneError(f"l3fwd (pid {self.proc.pid}) died")
+        super().check_alive()
         reason = self.vm.gone() if self.vm is not None else None
         if reason is not None:
             raise DutGoneError(reason)
