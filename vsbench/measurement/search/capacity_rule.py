@@ -1,0 +1,41 @@
+"""Revision 5: a close load decided by the capacity model of every overload trial.
+
+The per-load test (:mod:`.exceed_test`) and the neighbourhood fit (:mod:`.neighbourhood_test`)
+count pass/fail bits, and at a bad-trial probability near the exceed ratio a bit carries
+little: the docs (docs/search.rst) show the noisy models' trial time is bound by that
+information. Every trial that overloaded the device also measured its capacity
+(:mod:`.capacity_model`), so the model's P(bad at L) is known much sooner than the bits at
+L can say it. A load its own test left open is decided by the model when
+
+* it has :data:`MIN_OWN_TRIALS` trials of its own, and their majority agrees with the
+  model's side (the exceed-ratio semantics of what is reported stay the per-load ones:
+  the model can only settle a load its own trials lean the same way on, never overturn
+  them);
+* the model's P(bad) lies more than :data:`Z` standard errors from the exceed ratio.
+
+Otherwise the older rules go on. Pure arithmetic over the recorded trials: a replay decides
+the same.
+"""
+
+from __future__ import annotations
+
+from .capacity_model import CapacityModel
+from .exceed_test import Verdict
+
+#: Trials a load needs of its own before the model may decide it.
+MIN_OWN_TRIALS = 2
+#: Standard errors between the model's P(bad) and the exceed ratio for a decision.
+Z = 2.0
+
+
+def capacity_verdict(model: CapacityModel | None, load_fps: float, n: int, bad: int, goal_loss_ratio: float,
+                     exceed_ratio: float) -> Verdict | None:
+    """The model's verdict on a load with ``n`` trials, ``bad`` of them bad; None: not decided."""
+    if model is None or n < MIN_OWN_TRIALS:
+        return None
+    p, se = model.bad_probability(load_fps, goal_loss_ratio)
+    if p + Z * se < exceed_ratio and bad < exceed_ratio * n - 1e-9:
+        return Verdict.LOWER
+    if p - Z * se > exceed_ratio and bad >= exceed_ratio * n - 1e-9:
+        return Verdict.UPPER
+    return None
