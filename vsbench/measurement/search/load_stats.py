@@ -184,7 +184,7 @@ def _neighbourhood_verdicts(counts: dict[int, tuple[int, int]], goal: Goal, targ
         if n > 0 and not decided_by_test(n, bad, goal.exceed_ratio, target.alpha):
             verdict = None
             if model is not None and loads is not None:
-                verdict = capacity_verdict(model, loads[i].load_fps, n, bad, goal.loss_ratio, goal.exceed_ratio)
+                verdict = capacity_verdict(model, loads[i].load_fps, i, counts, goal.loss_ratio, goal.exceed_ratio)
             if verdict is None:
                 verdict = neighbourhood_verdict(i, counts, goal.exceed_ratio, target.n_max)
             if verdict is not None:

@@ -1,0 +1,107 @@
+"""Search revision 5 of the multi-goal search (issue 31): a close load decided by a
+censored fit of the capacity every overload trial measured.
+
+Revision 5 must find a meter's rate within [0.95 N, N] in no more trial time than revision
+2 on the meter reference and the quick start, and replay exactly under its own revision only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from vsbench.measurement.search import search
+from vsbench.measurement.search.capacity_model import TrialLoss, fit_capacity
+from vsbench.measurement.search.capacity_rule import capacity_verdict
+from vsbench.measurement.search.exceed_test import Verdict
+from vsbench.measurement.simulator import SimulatedDut
+
+from tests.unit.search_revision_kit import (
+    check_meter_rate_found_in_no_more_time, check_replays_exactly_and_only_under_its_revision, multi, noisy_dut)
+
+
+def _trials(dut: SimulatedDut, loads: list[float]) -> list[TrialLoss]:
+    out = []
+    for load in loads:
+        r = dut(load, 1.0)
+        out.append(TrialLoss(load, r.loss_ratio, r.rx_frames / 1.0))
+    return out
+
+
+def test_the_fit_finds_the_capacity_and_the_spread_from_overload_trials():
+    dut = SimulatedDut(1e6, seed=3, capacity_jitter=0.02, spike_probability=0.1)
+    loads = [1e6 * (0.96 + 0.08 * k / 59) for k in range(60)]
+    model = fit_capacity(_trials(dut, loads))
+    assert model is not None
+    assert abs(math.exp(model.mu) / 1e6 - 1.0) < 0.01
+    assert 0.01 < model.sigma < 0.03
+    low, _ = model.bad_probability(0.95e6, 0.0)
+    high, _ = model.bad_probability(1.05e6, 0.0)
+    assert low < 0.3 < 0.9 < high
+
+
+def test_no_fit_without_enough_overload_trials():
+    dut = SimulatedDut(1e6, seed=3)
+    assert fit_capacity(_trials(dut, [0.9e6, 0.95e6, 1.01e6, 1.02e6])) is None
+
+
+def test_the_model_settles_only_a_load_whose_own_majority_agrees():
+    dut = SimulatedDut(1e6, seed=3, capacity_jitter=0.005, spike_probability=0.02)
+    model = fit_capacity(_trials(dut, [1e6 * (0.98 + 0.04 * k / 39) for k in range(40)]))
+    assert capacity_verdict(model, 0.97e6, 2, 0, 0.0, 0.5) is Verdict.LOWER
+    assert capacity_verdict(model, 0.97e6, 2, 1, 0.0, 0.5) is None  # a tie leans up: not lower
+    assert capacity_verdict(model, 1.03e6, 2, 2, 0.0, 0.5) is Verdict.UPPER
+    assert capacity_verdict(model, 1.03e6, 2, 0, 0.0, 0.5) is None
+    assert capacity_verdict(model, 0.97e6, 1, 0, 0.0, 0.5) is None  # too few of its own
+    assert capacity_verdict(None, 0.97e6, 4, 0, 0.0, 0.5) is None
+
+
+def test_only_revision_5_decides_by_the_capacity_model():
+    assert multi(5).decides_by_capacity_model and not multi(4).decides_by_capacity_model
+
+
+def test_noisy_devices_find_ndrs_near_the_capacity():
+    """A guard, not the proof (the benchmark's 1000 seeds are, docs/search.rst)."""
+    for seed in range(10):
+        dut = noisy_dut(seed)
+        ndr = search(dut, multi(5)).goal("NDR")
+        assert ndr.regular and 0.85 * dut.capacity_fps <= ndr.lower_bound_fps <= 1.01 * dut.capacity_fps
+
+
+@pytest.mark.parametrize("reference", ["meter", "quick_start"])
+def test_the_meter_rate_is_found_within_5_percent_in_no_more_trial_time(reference):
+    check_meter_rate_found_in_no_more_time(reference, revision=5, baseline=2, seed=5031)
+
+
+def test_a_revision_5_run_replays_exactly_and_only_under_its_revision():
+    check_replays_exactly_and_only_under_its_revision(5, older=4)
+
+
+def test_a_configuration_opts_in_to_revision_5():
+    from vsbench.measurement.search.settings import search_config_from_section
+
+    opted = search_config_from_section({"mode": "multi", "revision": 5}, max_load_fps=1e6, full_trial_duration_s=1)
+    assert opted.revision == 5 and opted.decides_by_capacity_model
+    replay = search_config_from_section({"mode": "multi", "revision": 5}, max_load_fps=1e6, full_trial_duration_s=1,
+                                        revision=4)
+    assert replay.revision == 4 and not replay.decides_by_capacity_model
+
+
+def test_recompute_verifies_a_revision_5_run_and_catches_it_relabelled():
+    """``vsbench recompute``'s check replays a multi run under the revision it recorded."""
+    from vsbench.measurement.recheck import verify_search
+
+    from tests.unit.replay_kit import replay_from_trials_jsonl
+
+    section = {"mode": "multi", "goals": [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio": 0.005}],
+               "relative_width": 0.005, "min_load_fps": 10_000.0, "trial_duration_s": 1.0}
+    config = {"search": section, "traffic": {"trial_duration_s": 60.0}}
+    result = search(noisy_dut(7), multi(5))
+    records = replay_from_trials_jsonl(result.trials).records
+    fs = {"search_max_load_fps": 14_880_952.0, "search_mode": "multi", "max_load_fps": result.max_load_fps,
+          "generator_limited": result.generator_limited, "search_revision": 5,
+          "points": [{"name": g.goal.name, "lower_bound_fps": g.lower_bound_fps, "upper_bound_fps": g.upper_bound_fps,
+                      "regular": g.regular, "irregular_reason": g.irregular_reason} for g in result.goals]}
+    assert verify_search(config, fs, records, "64 B") == []
+    assert verify_search(config, {**fs, "search_revision": 4}, records, "64 B") != []
