@@ -46,15 +46,21 @@ def test_no_fit_without_enough_overload_trials():
     assert fit_capacity(_trials(dut, [0.9e6, 0.95e6, 1.01e6, 1.02e6])) is None
 
 
-def test_the_model_settles_only_a_load_whose_own_majority_agrees():
+def test_the_model_settles_only_a_load_whose_own_majority_and_neighbours_agree():
     dut = SimulatedDut(1e6, seed=3, capacity_jitter=0.005, spike_probability=0.02)
     model = fit_capacity(_trials(dut, [1e6 * (0.98 + 0.04 * k / 39) for k in range(40)]))
-    assert capacity_verdict(model, 0.97e6, 2, 0, 0.0, 0.5) is Verdict.LOWER
-    assert capacity_verdict(model, 0.97e6, 2, 1, 0.0, 0.5) is None  # a tie leans up: not lower
-    assert capacity_verdict(model, 1.03e6, 2, 2, 0.0, 0.5) is Verdict.UPPER
-    assert capacity_verdict(model, 1.03e6, 2, 0, 0.0, 0.5) is None
-    assert capacity_verdict(model, 0.97e6, 1, 0, 0.0, 0.5) is None  # too few of its own
-    assert capacity_verdict(None, 0.97e6, 4, 0, 0.0, 0.5) is None
+    low, high = 0.97e6, 1.03e6
+    quiet = {9: (2, 0), 10: (2, 0), 11: (2, 0)}  # the bits around index 10 lean low
+    loud = {9: (2, 2), 10: (2, 2), 11: (2, 2)}
+    assert capacity_verdict(model, low, 10, quiet, 0.0, 0.5) is Verdict.LOWER
+    assert capacity_verdict(model, low, 10, {**quiet, 10: (2, 1)}, 0.0, 0.5) is None  # a tie leans up
+    assert capacity_verdict(model, high, 10, loud, 0.0, 0.5) is Verdict.UPPER
+    assert capacity_verdict(model, high, 10, {**loud, 10: (2, 0)}, 0.0, 0.5) is None
+    assert capacity_verdict(model, high, 10, {9: (6, 6), 10: (2, 1), 11: (6, 6)}, 0.0, 0.5) is Verdict.UPPER
+    # the model says low, but the neighbourhood's bits lean high: not decided
+    assert capacity_verdict(model, low, 10, {8: (4, 4), 9: (4, 4), 10: (3, 1), 11: (6, 6)}, 0.0, 0.5) is None
+    assert capacity_verdict(model, low, 10, {10: (1, 0)}, 0.0, 0.5) is None  # too few of its own
+    assert capacity_verdict(None, low, 10, quiet, 0.0, 0.5) is None
 
 
 def test_only_revision_5_decides_by_the_capacity_model():

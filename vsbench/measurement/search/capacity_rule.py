@@ -35,6 +35,8 @@ from .neighbourhood_test import WINDOW_STEPS
 MIN_OWN_TRIALS = 2
 #: Standard errors between the model's P(bad) and the exceed ratio for a decision.
 Z = 2.0
+#: How many of its standard errors the local pass/fail fit must lean the model's way.
+LEAN_SE = 1.0
 
 
 def capacity_verdict(model: CapacityModel | None, load_fps: float, index: int, counts: dict[int, tuple[int, int]],
@@ -54,5 +56,8 @@ def capacity_verdict(model: CapacityModel | None, load_fps: float, index: int, c
     pool = [(i, trials, b) for i, (trials, b) in sorted(counts.items())
             if trials > 0 and abs(i - index) <= WINDOW_STEPS]
     threshold = math.log(exceed_ratio / (1.0 - exceed_ratio))
-    leans_up = logistic_fit(pool, index).logit >= threshold - 1e-12
-    return verdict if leans_up == (verdict is Verdict.UPPER) else None
+    fit = logistic_fit(pool, index)
+    lean = (fit.logit - threshold) / fit.logit_se
+    if verdict is Verdict.UPPER:
+        return verdict if lean >= LEAN_SE - 1e-12 else None
+    return verdict if lean < -LEAN_SE - 1e-12 else None
