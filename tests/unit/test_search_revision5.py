@@ -18,7 +18,9 @@ from vsbench.measurement.search.exceed_test import Verdict
 from vsbench.measurement.simulator import SimulatedDut
 
 from tests.unit.search_revision_kit import (
-    check_meter_rate_found_in_no_more_time, check_replays_exactly_and_only_under_its_revision, multi, noisy_dut)
+    check_configuration_opts_in, check_meter_rate_found_in_no_more_time,
+    check_recompute_verifies_and_catches_relabel,
+    check_replays_exactly_and_only_under_its_revision, multi, noisy_dut)
 
 
 def _trials(dut: SimulatedDut, loads: list[float]) -> list[TrialLoss]:
@@ -85,29 +87,9 @@ def test_a_revision_5_run_replays_exactly_and_only_under_its_revision():
 
 
 def test_a_configuration_opts_in_to_revision_5():
-    from vsbench.measurement.search.settings import search_config_from_section
-
-    opted = search_config_from_section({"mode": "multi", "revision": 5}, max_load_fps=1e6, full_trial_duration_s=1)
-    assert opted.revision == 5 and opted.decides_by_capacity_model
-    replay = search_config_from_section({"mode": "multi", "revision": 5}, max_load_fps=1e6, full_trial_duration_s=1,
-                                        revision=4)
-    assert replay.revision == 4 and not replay.decides_by_capacity_model
+    check_configuration_opts_in(5, older=4, rule="decides_by_capacity_model")
 
 
 def test_recompute_verifies_a_revision_5_run_and_catches_it_relabelled():
     """``vsbench recompute``'s check replays a multi run under the revision it recorded."""
-    from vsbench.measurement.recheck import verify_search
-
-    from tests.unit.replay_kit import replay_from_trials_jsonl
-
-    section = {"mode": "multi", "goals": [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio": 0.005}],
-               "relative_width": 0.005, "min_load_fps": 10_000.0, "trial_duration_s": 1.0}
-    config = {"search": section, "traffic": {"trial_duration_s": 60.0}}
-    result = search(noisy_dut(7), multi(5))
-    records = replay_from_trials_jsonl(result.trials).records
-    fs = {"search_max_load_fps": 14_880_952.0, "search_mode": "multi", "max_load_fps": result.max_load_fps,
-          "generator_limited": result.generator_limited, "search_revision": 5,
-          "points": [{"name": g.goal.name, "lower_bound_fps": g.lower_bound_fps, "upper_bound_fps": g.upper_bound_fps,
-                      "regular": g.regular, "irregular_reason": g.irregular_reason} for g in result.goals]}
-    assert verify_search(config, fs, records, "64 B") == []
-    assert verify_search(config, {**fs, "search_revision": 4}, records, "64 B") != []
+    check_recompute_verifies_and_catches_relabel(5, older=4)
