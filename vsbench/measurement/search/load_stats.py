@@ -168,6 +168,7 @@ class TrialDatabase:
         """Drop loads above ``top`` (after max_load was lowered they cannot be re-measured)."""
         for index in [i for i in self.loads if i > top]:
             del self.loads[index]
+        self._trial_count += 1  # the trials changed: the capacity model is refitted
 
 
 def _neighbourhood_verdicts(counts: dict[int, tuple[int, int]], goal: Goal, target: Target,
