@@ -72,3 +72,33 @@ def check_replays_exactly_and_only_under_its_revision(revision: int, older: int)
         return
     assert replay_older.position < len(replay_older.records), \
         f"revision {older} asked for exactly revision {revision}'s trials"
+
+
+def check_recompute_verifies_and_catches_relabel(revision: int, older: int) -> None:
+    """``vsbench recompute``'s check (verify_search) replays a multi run under the revision
+    its results.json recorded: a ``revision`` run verifies; labelled ``older`` it does not."""
+    from vsbench.measurement.recheck import verify_search
+
+    section = {"mode": "multi", "goals": [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio": 0.005}],
+               "relative_width": 0.005, "min_load_fps": 10_000.0, "trial_duration_s": 1.0}
+    config = {"search": section, "traffic": {"trial_duration_s": 60.0}}
+    result = search(noisy_dut(7), multi(revision))
+    records = replay_from_trials_jsonl(result.trials).records
+    fs = {"search_max_load_fps": 14_880_952.0, "search_mode": "multi", "max_load_fps": result.max_load_fps,
+          "generator_limited": result.generator_limited, "search_revision": revision,
+          "points": [{"name": g.goal.name, "lower_bound_fps": g.lower_bound_fps, "upper_bound_fps": g.upper_bound_fps,
+                      "regular": g.regular, "irregular_reason": g.irregular_reason} for g in result.goals]}
+    assert verify_search(config, fs, records, "64 B") == []
+    assert verify_search(config, {**fs, "search_revision": older}, records, "64 B") != []
+
+
+def check_configuration_opts_in(revision: int, older: int, rule: str) -> None:
+    """``search.revision: revision`` in a configuration runs ``revision``'s rules (the
+    SearchConfig property ``rule`` is on), and a replay of an ``older`` run does not."""
+    from vsbench.measurement.search.settings import search_config_from_section
+
+    section = {"mode": "multi", "revision": revision}
+    opted = search_config_from_section(section, max_load_fps=1e6, full_trial_duration_s=1)
+    assert opted.revision == revision and getattr(opted, rule)
+    replay = search_config_from_section(section, max_load_fps=1e6, full_trial_duration_s=1, revision=older)
+    assert replay.revision == older and not getattr(replay, rule)

@@ -20,10 +20,10 @@ from vsbench.measurement.search.load_grid import LoadGrid
 from vsbench.measurement.search.load_stats import TrialDatabase
 from vsbench.measurement.simulator import SimulatedDut
 
-from tests.unit.replay_kit import replay_from_trials_jsonl
 from tests.unit.search_revision_kit import (
-    NDR, check_meter_rate_found_in_no_more_time, check_replays_exactly_and_only_under_its_revision, multi,
-    noisy_dut)
+    NDR, check_configuration_opts_in, check_meter_rate_found_in_no_more_time,
+    check_recompute_verifies_and_catches_relabel,
+    check_replays_exactly_and_only_under_its_revision, multi)
 
 def test_only_revision_4_has_the_looser_middle_stage():
     middle3, middle4 = targets_for(multi(3))[1], targets_for(multi(4))[1]
@@ -92,28 +92,10 @@ def test_a_revision_4_run_replays_exactly_and_only_under_its_revision():
 
 
 def test_a_configuration_opts_in_to_revision_4():
-    from vsbench.measurement.search.settings import search_config_from_section
-
-    opted = search_config_from_section({"mode": "multi", "revision": 4}, max_load_fps=1e6, full_trial_duration_s=1)
-    assert opted.revision == 4 and opted.guides_external_search_by_loss
-    replay = search_config_from_section({"mode": "multi", "revision": 4}, max_load_fps=1e6, full_trial_duration_s=1,
-                                        revision=3)
-    assert replay.revision == 3 and not replay.guides_external_search_by_loss
+    check_configuration_opts_in(4, older=3, rule="guides_external_search_by_loss")
 
 
 def test_recompute_verifies_a_revision_4_run_and_catches_it_relabelled():
     """``vsbench recompute``'s check (verify_search) replays a multi run under the revision
     its results.json recorded: a revision-4 run verifies; labelled revision 3 it does not."""
-    from vsbench.measurement.recheck import verify_search
-
-    section = {"mode": "multi", "goals": [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio": 0.005}],
-               "relative_width": 0.005, "min_load_fps": 10_000.0, "trial_duration_s": 1.0}
-    config = {"search": section, "traffic": {"trial_duration_s": 60.0}}
-    result = search(noisy_dut(7), multi(4))
-    records = replay_from_trials_jsonl(result.trials).records
-    fs = {"search_max_load_fps": 14_880_952.0, "search_mode": "multi", "max_load_fps": result.max_load_fps,
-          "generator_limited": result.generator_limited, "search_revision": 4,
-          "points": [{"name": g.goal.name, "lower_bound_fps": g.lower_bound_fps, "upper_bound_fps": g.upper_bound_fps,
-                      "regular": g.regular, "irregular_reason": g.irregular_reason} for g in result.goals]}
-    assert verify_search(config, fs, records, "64 B") == []
-    assert verify_search(config, {**fs, "search_revision": 3}, records, "64 B") != []
+    check_recompute_verifies_and_catches_relabel(4, older=3)

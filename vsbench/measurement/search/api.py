@@ -33,9 +33,13 @@ SearchMode = Literal["binary", "rfc2544", "tst009", "multi"]
 #: 4 (``multi`` only): revision 3, with a middle stage that two consistent trials decide and
 #: a downward external step that follows the loss-guided guess instead of doubling after
 #: it (``search.revision: 4``; docs/search.rst has its figures).
+#: 5 (``multi`` only): revision 4, and a load its own test leaves open is decided by a
+#: censored fit of the capacity every overload trial measured, when that is clear and the
+#: load's own majority agrees (:mod:`~vsbench.measurement.search.capacity_rule`;
+#: ``search.revision: 5``).
 SEARCH_REVISION = 2
 #: The newest rules a configuration may ask for (``search.revision``).
-LATEST_REVISION = 4
+LATEST_REVISION = 5
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,12 @@ class SearchConfig:
     def decides_close_loads_by_neighbourhood(self) -> bool:
         """Revision 3's rules of the ``multi`` search (:data:`SEARCH_REVISION`)."""
         return self.revision >= 3
+
+    @property
+    def decides_by_capacity_model(self) -> bool:
+        """Revision 5's rule of the ``multi`` search: the capacity model of the overload
+        trials decides close loads (:data:`SEARCH_REVISION`)."""
+        return self.revision >= 5
 
     @property
     def guides_external_search_by_loss(self) -> bool:

@@ -60,7 +60,8 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
     grid = LoadGrid(config.min_load_fps, config.max_load_fps, config.relative_width)
     top = grid.top
     m = Measurer(trial, config)
-    db = TrialDatabase(tuple(config.goals), neighbourhood_decides=config.decides_close_loads_by_neighbourhood)
+    db = TrialDatabase(tuple(config.goals), neighbourhood_decides=config.decides_close_loads_by_neighbourhood,
+                       capacity_decides=config.decides_by_capacity_model)
     targets = targets_for(config)
     selectors = [Selector(pos, goal, targets, patient_expansion=config.decides_close_loads_by_neighbourhood,
                           guess_first=config.guides_external_search_by_loss)

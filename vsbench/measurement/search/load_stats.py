@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from vsbench.interfaces.traffic import TrialResult
 
 from .api import Goal
+from .capacity_model import CapacityModel, TrialLoss, fit_capacity
+from .capacity_rule import capacity_verdict
 from .exceed_test import Verdict, classify, decided_by_test
 from .monotone_fit import isotonic_rates, pooled_rate
 from .neighbourhood_test import neighbourhood_verdict
@@ -89,9 +91,15 @@ class LoadStats:
 class TrialDatabase:
     """Load index -> :class:`LoadStats`, for a fixed tuple of goals."""
 
-    def __init__(self, goals: tuple[Goal, ...], *, neighbourhood_decides: bool = False):
+    def __init__(self, goals: tuple[Goal, ...], *, neighbourhood_decides: bool = False,
+                 capacity_decides: bool = False):
         self.goals = goals
         self.loads: dict[int, LoadStats] = {}
+        #: Revision 5 (:mod:`.capacity_rule`): the capacity model of every overload trial
+        #: decides a load its own test left open, before the neighbourhood fit is asked.
+        self.capacity_decides = capacity_decides
+        self._models: dict[tuple[float, int], CapacityModel | None] = {}
+        self._trial_count = 0
         #: Revision 3 (:mod:`.neighbourhood_test`): a close load is decided from its
         #: neighbours as soon as they are sure enough, not only at ``n_max``.
         self.neighbourhood_decides = neighbourhood_decides
@@ -101,6 +109,7 @@ class TrialDatabase:
         if stats is None:
             stats = self.loads[index] = LoadStats(index, trial.intended_load_fps)
         duration = trial.intended_duration_s
+        self._trial_count += 1
         stats.records.append(
             _Record(
                 trial_index=trial_index,
@@ -127,7 +136,8 @@ class TrialDatabase:
             i: s.counts(goal_pos, target.trial_duration_s, goal.exceed_ratio) for i, s in self.loads.items()
         }
         if self.neighbourhood_decides:
-            return _neighbourhood_verdicts(counts, goal, target)
+            model = self.capacity_model(target.trial_duration_s) if self.capacity_decides else None
+            return _neighbourhood_verdicts(counts, goal, target, model, self.loads)
         out: dict[int, Verdict] = {}
         undecided: set[int] = set()
         forced: list[int] = []
@@ -144,21 +154,40 @@ class TrialDatabase:
                 out[i] = Verdict.LOWER if rate < goal.exceed_ratio - 1e-12 else Verdict.UPPER
         return out
 
+    def capacity_model(self, duration_s: float) -> CapacityModel | None:
+        """The capacity model (:func:`.capacity_model.fit_capacity`) of the valid trials at
+        ``duration_s`` or longer, refitted only when a trial was added."""
+        key = (duration_s, self._trial_count)
+        if key not in self._models:
+            trials = [TrialLoss(s.load_fps, r.loss_ratio, r.forwarding_fps)
+                      for s in self.loads.values() for r in s.full_records(duration_s) if r.valid and not r.late]
+            self._models = {key: fit_capacity(trials)}
+        return self._models[key]
+
     def forget_above(self, top: int) -> None:
         """Drop loads above ``top`` (after max_load was lowered they cannot be re-measured)."""
         for index in [i for i in self.loads if i > top]:
             del self.loads[index]
+        self._trial_count += 1  # the trials changed: the capacity model is refitted
 
 
-def _neighbourhood_verdicts(counts: dict[int, tuple[int, int]], goal: Goal, target: Target) -> dict[int, Verdict]:
+def _neighbourhood_verdicts(counts: dict[int, tuple[int, int]], goal: Goal, target: Target,
+                            model: CapacityModel | None = None,
+                            loads: dict[int, LoadStats] | None = None) -> dict[int, Verdict]:
     """Revision 3's verdicts: the per-load test, then :func:`.neighbourhood_test.neighbourhood_verdict`
-    for each load it left open (a target whose test one trial decides has no neighbourhood rule)."""
+    for each load it left open (a target whose test one trial decides has no neighbourhood rule).
+    Revision 5 passes its capacity ``model``: :func:`.capacity_rule.capacity_verdict` is asked
+    first (``loads`` gives each index's load)."""
     out = {i: classify(n, bad, goal.exceed_ratio, target.alpha, target.n_max) for i, (n, bad) in counts.items()}
     if target.n_max <= 1 or goal.exceed_ratio <= 0.0:
         return out
     for i, (n, bad) in counts.items():
         if n > 0 and not decided_by_test(n, bad, goal.exceed_ratio, target.alpha):
-            verdict = neighbourhood_verdict(i, counts, goal.exceed_ratio, target.n_max)
+            verdict = None
+            if model is not None and loads is not None:
+                verdict = capacity_verdict(model, loads[i].load_fps, i, counts, goal.loss_ratio, goal.exceed_ratio)
+            if verdict is None:
+                verdict = neighbourhood_verdict(i, counts, goal.exceed_ratio, target.n_max)
             if verdict is not None:
                 out[i] = verdict
     return out
