@@ -88,10 +88,30 @@ def test_build_is_idempotent(prox_binary):
     assert "cached" in done.stdout and done.stdout.strip().splitlines()[-1] == prox_binary
 
 
+def latency_lost_to_the_host(outcome) -> str | None:
+    """Why the NDR may have no latency without PROX or the switch being at fault: PROX drops a
+    sample whose transmit time it cannot vouch for (``accuracy limit nsec``, 1 ms), and on this
+    shared 2-core host a starved generator core loses all of them. CI saw it twice while
+    other jobs loaded the host, the second time with the run's own note that OvS-DPDK's
+    busy-polling thread was starved of its CPU in 24 of 24 trials. The repeat is held to
+    every assertion."""
+    if outcome.code != 0:
+        return None
+    [fs] = outcome.results()["tests"][0]["frame_sizes"]
+    if not fs["points"] or fs["points"][0].get("latency") is not None:
+        return None
+    return next((note for note in fs["notes"] if note.startswith("CPU oversubscribed")), None)
+
+
 @pytest.mark.parametrize("vswitch", ["ovs_dpdk", "linux_bridge"])
 def test_phy2phy_tput_with_real_prox(tmp_path, vswitch, prox_binary):
     require(("trafficgen", "prox"), ("vswitch", vswitch))
-    outcome = run(tmp_path, prox_plans(prox_binary, vswitch, tmp_path))
+    plans = prox_plans(prox_binary, vswitch, tmp_path)
+    outcome = run(tmp_path / "first", plans)
+    why = latency_lost_to_the_host(outcome)
+    if why:
+        print(f"PROX latency lost to a starved host: {why}; repeated once")
+        outcome = run(tmp_path / "again", plans)
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     assert test["trafficgen"] == "prox" and test["vswitch"] == vswitch
