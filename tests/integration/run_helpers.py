@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from rich.console import Console
@@ -107,17 +107,23 @@ def host_disturbance(outcome: Outcome) -> str | None:
     return None
 
 
-def run_fixed_rate(tmp_path: Path, plans: list) -> Outcome:
-    """Run ``plans`` (fixed-rate trials expected to arrive whole) and, when the shared host
-    disturbed them (:func:`host_disturbance`), once more: CI saw a 10 kfps VXLAN trial through
-    testpmd lose frames on two switches in a row while the same tests pass alone. The repeat
-    is held to every assertion, so a DUT that really loses frames still fails."""
+def run_repeating_once(tmp_path: Path, plans: list, disturbed: Callable[[Outcome], str | None]) -> Outcome:
+    """Run ``plans`` and, when ``disturbed`` says why the shared host (not what the test
+    checks) may have spoiled the outcome, once more. The caller holds the repeat to every
+    assertion, so a real fault still fails."""
     outcome = run(tmp_path / "first", plans)
-    why = host_disturbance(outcome)
+    why = disturbed(outcome)
     if why:
-        print(f"fixed-rate trial disturbed: {why}; repeated once")
+        print(f"run disturbed by the host: {why}; repeated once")
         outcome = run(tmp_path / "again", plans)
     return outcome
+
+
+def run_fixed_rate(tmp_path: Path, plans: list) -> Outcome:
+    """Run ``plans`` (fixed-rate trials expected to arrive whole), repeated once when the
+    shared host disturbed them (:func:`host_disturbance`): CI saw a 10 kfps VXLAN trial
+    through testpmd lose frames on two switches in a row while the same tests pass alone."""
+    return run_repeating_once(tmp_path, plans, host_disturbance)
 
 
 def processes_mentioning(*texts: str) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from run_helpers import assert_reproducible_and_clean, processes_mentioning, require, run
+from run_helpers import assert_reproducible_and_clean, processes_mentioning, require, run_repeating_once
 from vsbench.runner import config as cfg
 from vsbench.runner import testcases
 
@@ -107,11 +107,7 @@ def latency_lost_to_the_host(outcome) -> str | None:
 def test_phy2phy_tput_with_real_prox(tmp_path, vswitch, prox_binary):
     require(("trafficgen", "prox"), ("vswitch", vswitch))
     plans = prox_plans(prox_binary, vswitch, tmp_path)
-    outcome = run(tmp_path / "first", plans)
-    why = latency_lost_to_the_host(outcome)
-    if why:
-        print(f"PROX latency lost to a starved host: {why}; repeated once")
-        outcome = run(tmp_path / "again", plans)
+    outcome = run_repeating_once(tmp_path, plans, latency_lost_to_the_host)
     assert outcome.code == 0, outcome.console
     [test] = outcome.results()["tests"]
     assert test["trafficgen"] == "prox" and test["vswitch"] == vswitch
