@@ -37,9 +37,14 @@ SearchMode = Literal["binary", "rfc2544", "tst009", "multi"]
 #: censored fit of the capacity every overload trial measured, when that is clear and the
 #: load's own majority agrees (:mod:`~vsbench.measurement.search.capacity_rule`;
 #: ``search.revision: 5``).
+#: 6 (``multi`` only): revision 5, and the capacity model also guides: the middle and final
+#: stages aim at the load where it predicts the goal's crossing, and where it says the
+#: device's bad-trial probability rises too slowly for ``max_trials_per_load`` trials to
+#: resolve four widths, a close load is decided from 20 neighbourhood trials instead of 30
+#: (:mod:`~vsbench.measurement.search.resolution_rule`; ``search.revision: 6``).
 SEARCH_REVISION = 2
 #: The newest rules a configuration may ask for (``search.revision``).
-LATEST_REVISION = 5
+LATEST_REVISION = 6
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,13 @@ class SearchConfig:
         """Revision 5's rule of the ``multi`` search: the capacity model of the overload
         trials decides close loads (:data:`SEARCH_REVISION`)."""
         return self.revision >= 5
+
+    @property
+    def guides_by_capacity_model(self) -> bool:
+        """Revision 6's rules of the ``multi`` search: the capacity model's predicted crossing
+        guides where the next trial goes, and a width the device's noise makes unresolvable
+        is decided on fewer trials (:data:`SEARCH_REVISION`)."""
+        return self.revision >= 6
 
     @property
     def guides_external_search_by_loss(self) -> bool:

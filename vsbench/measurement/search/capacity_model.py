@@ -92,6 +92,23 @@ class CapacityModel:
         var = (1.0 - spike) ** 2 * var_over + (1.0 - over) ** 2 * spike_se ** 2
         return p, math.sqrt(max(var, 0.0))
 
+    def crossing_fps(self, goal_loss_ratio: float, exceed_ratio: float) -> float | None:
+        """The load at which P(bad) (:meth:`bad_probability`) equals ``exceed_ratio``: where
+        the model puts the goal's answer. None when the spikes alone fail the goal that often."""
+        spike, _se = self.spike_rate(goal_loss_ratio)
+        if spike >= exceed_ratio:
+            return None
+        over = 1.0 - (1.0 - exceed_ratio) / (1.0 - spike)  # > 0 as spike < exceed_ratio
+        w = _NORMAL.inv_cdf(min(max(over, 1e-12), 1.0 - 1e-12))
+        return math.exp(self.mu + self.sigma * w) / (1.0 - goal_loss_ratio)
+
+    def rise_per_step(self, load_fps: float, goal_loss_ratio: float, step_ratio: float) -> float:
+        """How much P(bad) rises from one grid load to the next around ``load_fps`` (loads a
+        factor ``step_ratio`` apart): what one more width changes in a trial's odds."""
+        above, _ = self.bad_probability(load_fps * step_ratio, goal_loss_ratio)
+        below, _ = self.bad_probability(load_fps / step_ratio, goal_loss_ratio)
+        return (above - below) / 2.0
+
 
 def fit_capacity(trials: list[TrialLoss]) -> CapacityModel | None:
     """The censored-normal fit of ln C over ``trials``, or None with too few measured ones."""

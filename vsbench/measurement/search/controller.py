@@ -24,6 +24,7 @@ from .load_grid import LoadGrid
 from .load_stats import Target, TrialDatabase
 from .measurer import BudgetExhausted, GeneratorExhausted, Measurer
 from .relevant_bounds import Bounds, relevant_bounds
+from .resolution_rule import Resolution
 from .trial_checks import trial_is_bad
 
 #: Bracket width of the coarse stage, in final widths.
@@ -61,10 +62,12 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
     top = grid.top
     m = Measurer(trial, config)
     db = TrialDatabase(tuple(config.goals), neighbourhood_decides=config.decides_close_loads_by_neighbourhood,
-                       capacity_decides=config.decides_by_capacity_model)
+                       capacity_decides=config.decides_by_capacity_model,
+                       resolution=_resolution(config, grid))
     targets = targets_for(config)
     selectors = [Selector(pos, goal, targets, patient_expansion=config.decides_close_loads_by_neighbourhood,
-                          guess_first=config.guides_external_search_by_loss)
+                          guess_first=config.guides_external_search_by_loss,
+                          model_guided=config.guides_by_capacity_model)
                  for pos, goal in enumerate(config.goals)]
     stop_reason: str | None = None
     budget_exhausted = False
@@ -110,6 +113,13 @@ def multi_search(trial: TrialFn, config: SearchConfig) -> SearchResult:
         budget_exhausted=budget_exhausted,
         invalid_trials=m.invalid_trials,
     )
+
+
+def _resolution(config: SearchConfig, grid: LoadGrid) -> Resolution | None:
+    """Revision 6's measure of a resolvable width (:mod:`.resolution_rule`); None before."""
+    if not config.guides_by_capacity_model:
+        return None
+    return Resolution(grid.step_ratio, max(1, config.max_trials_per_load))
 
 
 def _file_late(m: Measurer, db: TrialDatabase, grid: LoadGrid, top: int) -> None:

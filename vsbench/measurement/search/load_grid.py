@@ -29,6 +29,11 @@ class LoadGrid:
         return -math.log1p(-self.relative_width)
 
     @property
+    def step_ratio(self) -> float:
+        """The ratio of adjacent grid loads."""
+        return math.exp(self._log_step)
+
+    @property
     def top(self) -> int:
         """Index of ``max_load``; index 0 is ``min_load``."""
         return max(1, math.ceil(math.log(self.max_load_fps / self.min_load_fps) / self._log_step - 1e-9))

@@ -19,7 +19,8 @@ from .capacity_model import CapacityModel, TrialLoss, fit_capacity
 from .capacity_rule import capacity_verdict
 from .exceed_test import Verdict, classify, decided_by_test
 from .monotone_fit import isotonic_rates, pooled_rate
-from .neighbourhood_test import neighbourhood_verdict
+from .neighbourhood_test import FORCED_POOL_TRIALS, neighbourhood_verdict
+from .resolution_rule import FUTILE_POOL_TRIALS, Resolution, width_unresolvable
 from .trial_checks import trial_is_bad
 
 
@@ -92,8 +93,11 @@ class TrialDatabase:
     """Load index -> :class:`LoadStats`, for a fixed tuple of goals."""
 
     def __init__(self, goals: tuple[Goal, ...], *, neighbourhood_decides: bool = False,
-                 capacity_decides: bool = False):
+                 capacity_decides: bool = False, resolution: Resolution | None = None):
         self.goals = goals
+        #: Revision 6 (:mod:`.resolution_rule`): given when a close load is decided on fewer
+        #: trials where the capacity model calls a width unresolvable.
+        self.resolution = resolution
         self.loads: dict[int, LoadStats] = {}
         #: Revision 5 (:mod:`.capacity_rule`): the capacity model of every overload trial
         #: decides a load its own test left open, before the neighbourhood fit is asked.
@@ -137,7 +141,11 @@ class TrialDatabase:
         }
         if self.neighbourhood_decides:
             model = self.capacity_model(target.trial_duration_s) if self.capacity_decides else None
-            return _neighbourhood_verdicts(counts, goal, target, model, self.loads)
+            forced_pool = FORCED_POOL_TRIALS
+            if self.resolution is not None and width_unresolvable(model, goal.loss_ratio, goal.exceed_ratio,
+                                                                  self.resolution):
+                forced_pool = FUTILE_POOL_TRIALS
+            return _neighbourhood_verdicts(counts, goal, target, model, self.loads, forced_pool)
         out: dict[int, Verdict] = {}
         undecided: set[int] = set()
         forced: list[int] = []
@@ -173,11 +181,12 @@ class TrialDatabase:
 
 def _neighbourhood_verdicts(counts: dict[int, tuple[int, int]], goal: Goal, target: Target,
                             model: CapacityModel | None = None,
-                            loads: dict[int, LoadStats] | None = None) -> dict[int, Verdict]:
+                            loads: dict[int, LoadStats] | None = None,
+                            forced_pool: int = FORCED_POOL_TRIALS) -> dict[int, Verdict]:
     """Revision 3's verdicts: the per-load test, then :func:`.neighbourhood_test.neighbourhood_verdict`
     for each load it left open (a target whose test one trial decides has no neighbourhood rule).
     Revision 5 passes its capacity ``model``: :func:`.capacity_rule.capacity_verdict` is asked
-    first (``loads`` gives each index's load)."""
+    first (``loads`` gives each index's load); revision 6 may lower ``forced_pool``."""
     out = {i: classify(n, bad, goal.exceed_ratio, target.alpha, target.n_max) for i, (n, bad) in counts.items()}
     if target.n_max <= 1 or goal.exceed_ratio <= 0.0:
         return out
@@ -187,7 +196,7 @@ def _neighbourhood_verdicts(counts: dict[int, tuple[int, int]], goal: Goal, targ
             if model is not None and loads is not None:
                 verdict = capacity_verdict(model, loads[i].load_fps, i, counts, goal.loss_ratio, goal.exceed_ratio)
             if verdict is None:
-                verdict = neighbourhood_verdict(i, counts, goal.exceed_ratio, target.n_max)
+                verdict = neighbourhood_verdict(i, counts, goal.exceed_ratio, target.n_max, forced_pool)
             if verdict is not None:
                 out[i] = verdict
     return out

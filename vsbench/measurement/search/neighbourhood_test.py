@@ -53,11 +53,13 @@ FORCED_POOL_TRIALS = 30
 
 
 def neighbourhood_verdict(index: int, counts: dict[int, tuple[int, int]], exceed_ratio: float,
-                          n_max: int) -> Verdict | None:
+                          n_max: int, forced_pool_trials: int = FORCED_POOL_TRIALS) -> Verdict | None:
     """The verdict of load ``index`` (not decided by its own test) from the loads around it.
 
     ``counts`` maps load index to (trials, bad trials) at the target's duration. None: not
     yet (the per-load test's verdict stands, ``UNDECIDED`` or its n_max majority).
+    ``forced_pool_trials``: the neighbourhood trials at which the fit's sign decides
+    (revision 6 passes fewer where a width is unresolvable, :mod:`.resolution_rule`).
     """
     n, bad = counts[index]
     at_cap = n >= n_max
@@ -71,6 +73,6 @@ def neighbourhood_verdict(index: int, counts: dict[int, tuple[int, int]], exceed
     threshold = math.log(exceed_ratio / (1.0 - exceed_ratio))
     pooled = sum(trials for _i, trials, _b in pool)
     clear = pooled >= EARLY_POOL_TRIALS and abs(fit.logit - threshold) > EARLY_Z * fit.logit_se
-    if not (at_cap or pooled >= FORCED_POOL_TRIALS or clear):
+    if not (at_cap or pooled >= forced_pool_trials or clear):
         return None
     return Verdict.LOWER if fit.logit < threshold - 1e-12 else Verdict.UPPER
