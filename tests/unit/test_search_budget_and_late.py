@@ -55,15 +55,17 @@ def late_generator(limit_fps: float, device_fps: float):
     return trial
 
 
-def test_budget_out_before_the_final_stage_reports_the_coarse_lower_bound_flagged():
+@pytest.mark.parametrize("revision, stage", [(2, "coarse"), (6, "middle")])
+def test_budget_out_before_the_final_stage_reports_the_coarse_lower_bound_flagged(revision, stage):
     # 1 s coarse trials pass at max_load; the budget ends before one 2 s trial can run
-    result = search(lossless, config(time_budget_s=2.5))
+    # (revision 4 on, two consistent 1 s trials also decide the middle stage)
+    result = search(lossless, config(time_budget_s=2.5, revision=revision))
     assert result.budget_exhausted
     for goal in result.goals:
         assert goal.lower_bound_fps == pytest.approx(200_000)
         assert goal.lower_bound_provisional and not goal.regular
         assert goal.irregular_reason.startswith("max_load is a lower bound")
-        assert "provisional" in goal.irregular_reason and "coarse stage's (1 s trials" in goal.irregular_reason
+        assert "provisional" in goal.irregular_reason and f"{stage} stage's (1 s trials" in goal.irregular_reason
         assert goal.lower_bound_trials >= 1 and goal.lower_bound_bad == 0
 
 

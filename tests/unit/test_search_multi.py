@@ -19,20 +19,24 @@ def config(**kw):
     return SearchConfig(**base)
 
 
-def test_clean_limit_ndr_and_pdr_from_one_trial_stream():
+@pytest.mark.parametrize("revision", [2, None])
+def test_clean_limit_ndr_and_pdr_from_one_trial_stream(revision):
     capacity = 812_345
-    result = search(SimulatedDut(capacity, seed=1), config())
+    result = search(SimulatedDut(capacity, seed=1), config(**({"revision": revision} if revision else {})))
     ndr, pdr = result.goal("NDR"), result.goal("PDR")
     assert ndr.regular and pdr.regular
     assert ndr.lower_bound_fps <= capacity < ndr.upper_bound_fps
     assert ndr.relative_width == pytest.approx(0.005)
     # PDR: loss (L - C) / L <= 0.5%  <=>  L <= C / 0.995
     assert pdr.lower_bound_fps <= capacity / 0.995 < pdr.upper_bound_fps
-    # five consistent trials decide each bound (alpha = 0.05)
-    assert (ndr.lower_bound_trials, ndr.lower_bound_bad) == (5, 0)
-    assert (ndr.upper_bound_trials, ndr.upper_bound_bad) == (5, 5)
-    assert ndr.lower_bound_bad_ci == (0.0, pytest.approx(1 - 0.025 ** 0.2))
-    assert ndr.upper_bound_bad_ci == (pytest.approx(0.025 ** 0.2), 1.0)
+    if revision == 2:  # five consistent trials decide each bound (alpha = 0.05)
+        assert (ndr.lower_bound_trials, ndr.lower_bound_bad) == (5, 0)
+        assert (ndr.upper_bound_trials, ndr.upper_bound_bad) == (5, 5)
+        assert ndr.lower_bound_bad_ci == (0.0, pytest.approx(1 - 0.025 ** 0.2))
+        assert ndr.upper_bound_bad_ci == (pytest.approx(0.025 ** 0.2), 1.0)
+    else:  # revision 5 on: the capacity model of the overload trials may settle one sooner
+        assert ndr.lower_bound_bad == 0 and 2 <= ndr.lower_bound_trials <= 5
+        assert ndr.upper_bound_bad == ndr.upper_bound_trials and 2 <= ndr.upper_bound_trials <= 5
     # NDR's upper bound is PDR's lower bound here: the same trials serve both goals
     assert ndr.upper_bound_fps == pdr.lower_bound_fps
     assert result.trial_seconds <= 20
@@ -58,7 +62,9 @@ def test_noisy_device_bounds_are_near_capacity_and_use_more_trials():
     ndr = result.goal("NDR")
     assert ndr.regular
     assert 0.97 * dut.capacity_fps <= ndr.lower_bound_fps <= 1.02 * dut.capacity_fps
-    assert ndr.lower_bound_trials >= 5 and ndr.upper_bound_trials >= 5
+    # revision 5 on, the capacity model may settle a bound on two trials of its own
+    assert ndr.lower_bound_trials >= 2 and ndr.upper_bound_trials >= 2
+    assert ndr.lower_bound_trials + ndr.upper_bound_trials >= 10
     assert result.trial_seconds > 20
 
 
