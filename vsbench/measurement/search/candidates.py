@@ -70,8 +70,9 @@ class Selector:
     #: model of every overload trial (:mod:`.capacity_model`) predicts this goal's crossing,
     #: not the loss at the upper bound alone. It only moves where trials go; the verdicts
     #: are the same rules'. From the coarse stage on it cost the clean model trials (its
-    #: one-trial bracket is already exact); from the middle stage on it cut the 2 % and 5 %
-    #: jitter models' trial time by 2-4 % at as many wrong NDRs (docs/search.rst).
+    #: one-trial bracket is already right); from the middle stage on it cut the 2 % and 5 %
+    #: jitter models' mean trial time by 1-1.5 % (seeds 1000-1299) at as many wrong NDRs
+    #: (docs/search.rst).
     model_guided: bool = False
 
     @property
