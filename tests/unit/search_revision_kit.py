@@ -6,11 +6,13 @@ only)."""
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
 from vsbench.measurement.recheck import Diverged
 from vsbench.measurement.search import Goal, SearchConfig, search
+from vsbench.measurement.search.capacity_model import TrialLoss
 from vsbench.measurement.simulator import SimulatedDut
 
 from tests.unit.replay_kit import replay_from_trials_jsonl
@@ -31,6 +33,33 @@ def multi(revision: int, **kw) -> SearchConfig:
 def noisy_dut(seed: int, capacity_fps: float = 700_000.0) -> SimulatedDut:
     """Issue 31's 5 %-jitter model (30 % spikes)."""
     return SimulatedDut(capacity_fps, seed=seed, capacity_jitter=0.05, spike_probability=0.3, spike_loss_ratio=1e-4)
+
+
+def capacity_trials(dut: SimulatedDut, loads: list[float]) -> list[TrialLoss]:
+    """One 1 s trial of ``dut`` at each load, as the capacity model takes it."""
+    out = []
+    for load in loads:
+        r = dut(load, 1.0)
+        out.append(TrialLoss(load, r.loss_ratio, r.rx_frames / 1.0))
+    return out
+
+
+def noisy_trial_seconds(revisions: tuple[int, ...], seeds: range, ndr_floor: float,
+                        make_dut: Callable[[int], SimulatedDut] = noisy_dut) -> dict[int, float]:
+    """Each revision's summed trial-seconds over ``make_dut(seed)`` of ``seeds`` (a fresh copy
+    per revision; default :func:`noisy_dut`), after checking that every NDR is regular and
+    within [ndr_floor C, 1.01 C] of the device's capacity C."""
+    seconds = {revision: 0.0 for revision in revisions}
+    for seed in seeds:
+        for revision in revisions:
+            dut = make_dut(seed)
+            result = search(dut, multi(revision))
+            ndr = result.goal("NDR")
+            assert ndr.regular, (revision, seed, ndr.irregular_reason)
+            assert ndr_floor * dut.capacity_fps <= ndr.lower_bound_fps <= 1.01 * dut.capacity_fps, \
+                (revision, seed, ndr.lower_bound_fps, dut.capacity_fps)
+            seconds[revision] += result.trial_seconds
+    return seconds
 
 
 def check_meter_rate_found_in_no_more_time(reference: str, revision: int, baseline: int, seed: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from vsbench.measurement.search import Goal, search
+from vsbench.measurement.search import Goal
 from vsbench.measurement.search.candidates import Selector
 from vsbench.measurement.search.controller import targets_for
 from vsbench.measurement.search.exceed_test import Verdict
@@ -24,6 +24,7 @@ from vsbench.measurement.simulator import SimulatedDut
 
 from tests.unit.search_revision_kit import (
     PDR, check_meter_rate_found_in_no_more_time, check_replays_exactly_and_only_under_its_revision, multi,
+    noisy_trial_seconds,
 )
 
 def noisy_dut(seed: int, capacity_fps: float = 700_000.0) -> SimulatedDut:
@@ -110,15 +111,7 @@ def test_an_unmeasured_external_step_is_nominated_again_not_doubled():
 
 
 def test_noisy_devices_take_less_trial_time_with_ndrs_as_close():
-    spent = {2: 0.0, 3: 0.0}
-    for seed in range(12):
-        for revision in (2, 3):
-            dut = noisy_dut(seed)
-            result = search(dut, multi(revision))
-            ndr = result.goal("NDR")
-            assert ndr.regular
-            assert 0.97 * dut.capacity_fps <= ndr.lower_bound_fps <= 1.01 * dut.capacity_fps
-            spent[revision] += result.trial_seconds
+    spent = noisy_trial_seconds((2, 3), range(12), ndr_floor=0.97, make_dut=noisy_dut)
     assert spent[3] < 0.9 * spent[2], spent
 
 

@@ -11,8 +11,7 @@ import math
 
 import pytest
 
-from vsbench.measurement.search import search
-from vsbench.measurement.search.capacity_model import TrialLoss, fit_capacity
+from vsbench.measurement.search.capacity_model import fit_capacity
 from vsbench.measurement.search.capacity_rule import capacity_verdict
 from vsbench.measurement.search.exceed_test import Verdict
 from vsbench.measurement.simulator import SimulatedDut
@@ -20,21 +19,13 @@ from vsbench.measurement.simulator import SimulatedDut
 from tests.unit.search_revision_kit import (
     check_configuration_opts_in, check_meter_rate_found_in_no_more_time,
     check_recompute_verifies_and_catches_relabel,
-    check_replays_exactly_and_only_under_its_revision, multi, noisy_dut)
-
-
-def _trials(dut: SimulatedDut, loads: list[float]) -> list[TrialLoss]:
-    out = []
-    for load in loads:
-        r = dut(load, 1.0)
-        out.append(TrialLoss(load, r.loss_ratio, r.rx_frames / 1.0))
-    return out
+    capacity_trials, check_replays_exactly_and_only_under_its_revision, multi, noisy_trial_seconds)
 
 
 def test_the_fit_finds_the_capacity_and_the_spread_from_overload_trials():
     dut = SimulatedDut(1e6, seed=3, capacity_jitter=0.02, spike_probability=0.1)
     loads = [1e6 * (0.96 + 0.08 * k / 59) for k in range(60)]
-    model = fit_capacity(_trials(dut, loads))
+    model = fit_capacity(capacity_trials(dut, loads))
     assert model is not None
     assert abs(math.exp(model.mu) / 1e6 - 1.0) < 0.01
     assert 0.01 < model.sigma < 0.03
@@ -45,12 +36,12 @@ def test_the_fit_finds_the_capacity_and_the_spread_from_overload_trials():
 
 def test_no_fit_without_enough_overload_trials():
     dut = SimulatedDut(1e6, seed=3)
-    assert fit_capacity(_trials(dut, [0.9e6, 0.95e6, 1.01e6, 1.02e6])) is None
+    assert fit_capacity(capacity_trials(dut, [0.9e6, 0.95e6, 1.01e6, 1.02e6])) is None
 
 
 def test_the_model_settles_only_a_load_whose_own_majority_and_neighbours_agree():
     dut = SimulatedDut(1e6, seed=3, capacity_jitter=0.005, spike_probability=0.02)
-    model = fit_capacity(_trials(dut, [1e6 * (0.98 + 0.04 * k / 39) for k in range(40)]))
+    model = fit_capacity(capacity_trials(dut, [1e6 * (0.98 + 0.04 * k / 39) for k in range(40)]))
     low, high = 0.97e6, 1.03e6
     quiet = {9: (2, 0), 10: (2, 0), 11: (2, 0)}  # the bits around index 10 lean low
     loud = {9: (2, 2), 10: (2, 2), 11: (2, 2)}
@@ -71,10 +62,7 @@ def test_only_revision_5_decides_by_the_capacity_model():
 
 def test_noisy_devices_find_ndrs_near_the_capacity():
     """A guard, not the proof (the benchmark's 1000 seeds are, docs/search.rst)."""
-    for seed in range(10):
-        dut = noisy_dut(seed)
-        ndr = search(dut, multi(5)).goal("NDR")
-        assert ndr.regular and 0.85 * dut.capacity_fps <= ndr.lower_bound_fps <= 1.01 * dut.capacity_fps
+    noisy_trial_seconds((5,), range(10), ndr_floor=0.85)
 
 
 @pytest.mark.parametrize("reference", ["meter", "quick_start"])

@@ -13,9 +13,9 @@ import statistics
 
 import pytest
 
-from vsbench.measurement.search import search
-from vsbench.measurement.search.capacity_model import CapacityModel, TrialLoss, fit_capacity
+from vsbench.measurement.search.capacity_model import CapacityModel, fit_capacity
 from vsbench.measurement.search.exceed_test import Verdict
+from vsbench.measurement.search.load_grid import LoadGrid
 from vsbench.measurement.search.neighbourhood_test import neighbourhood_verdict
 from vsbench.measurement.search.resolution_rule import FUTILE_POOL_TRIALS, Resolution, width_unresolvable
 from vsbench.measurement.simulator import SimulatedDut
@@ -23,22 +23,18 @@ from vsbench.measurement.simulator import SimulatedDut
 from tests.unit.search_revision_kit import (
     check_configuration_opts_in, check_meter_rate_found_in_no_more_time,
     check_recompute_verifies_and_catches_relabel,
-    check_replays_exactly_and_only_under_its_revision, multi, noisy_dut)
+    capacity_trials, check_replays_exactly_and_only_under_its_revision, multi, noisy_trial_seconds)
 
 #: Issue 31's grid (0.5 % width) and the final stage's 13 trials per load.
-RESOLUTION = Resolution(step_ratio=1.0 / (1.0 - 0.005), n_max=13)
+RESOLUTION = Resolution(step_ratio=LoadGrid(10_000.0, 14_880_952.0, 0.005).step_ratio, n_max=13)
 
 
 def _model(jitter: float, spikes: float, capacity_fps: float = 1e6, seed: int = 3) -> CapacityModel:
     """The model fitted on 80 trials spread over +-2.5 jitters around the capacity."""
     dut = SimulatedDut(capacity_fps, seed=seed, capacity_jitter=jitter, spike_probability=spikes)
     spread = max(jitter, 0.002) * 2.5
-    trials = []
-    for k in range(80):
-        load = capacity_fps * (1.0 - spread + 2.0 * spread * k / 79)
-        r = dut(load, 1.0)
-        trials.append(TrialLoss(load, r.loss_ratio, r.rx_frames / 1.0))
-    model = fit_capacity(trials)
+    model = fit_capacity(capacity_trials(dut, [capacity_fps * (1.0 - spread + 2.0 * spread * k / 79)
+                                               for k in range(80)]))
     assert model is not None
     return model
 
@@ -87,14 +83,7 @@ def test_only_revision_6_is_guided_by_the_capacity_model():
 def test_a_very_noisy_device_costs_less_trial_time_than_under_revision_5():
     """A guard, not the proof (the benchmark's 1000 seeds are, docs/search.rst): issue 31's
     5 %-jitter, 30 %-spike model on ten seeds, with NDRs as near the capacity as before."""
-    seconds = {5: 0.0, 6: 0.0}
-    for seed in range(10):
-        for revision in seconds:
-            dut = noisy_dut(seed)
-            result = search(dut, multi(revision))
-            ndr = result.goal("NDR")
-            assert ndr.regular and 0.85 * dut.capacity_fps <= ndr.lower_bound_fps <= 1.01 * dut.capacity_fps
-            seconds[revision] += result.trial_seconds
+    seconds = noisy_trial_seconds((5, 6), range(10), ndr_floor=0.85)
     assert seconds[6] < 0.9 * seconds[5], seconds
 
 
