@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 
 from vsbench.measurement.recheck import Diverged
-from vsbench.measurement.search import Goal, SearchConfig, search
+from vsbench.measurement.search import Goal, SearchConfig, TrialFn, search
 from vsbench.measurement.search.capacity_model import TrialLoss
 from vsbench.measurement.simulator import SimulatedDut
 
@@ -85,10 +85,12 @@ def check_meter_rate_found_in_no_more_time(reference: str, revision: int, baseli
         assert seconds[revision] <= seconds[baseline], (reference, rate, seconds)
 
 
-def check_replays_exactly_and_only_under_its_revision(revision: int, older: int) -> None:
-    """A run under ``revision`` replays from its trials.jsonl to the same bounds, and the
-    same trials under ``older`` ask for other loads: the recorded revision matters."""
-    result = search(noisy_dut(5), multi(revision))
+def check_replays_exactly_and_only_under_its_revision(revision: int, older: int,
+                                                      source: Callable[[], TrialFn] = lambda: noisy_dut(5)) -> None:
+    """A run under ``revision`` of ``source()`` (default: the noisy device, seed 5) replays
+    from its trials.jsonl to the same bounds, and the same trials under ``older`` ask for
+    other loads: the recorded revision matters."""
+    result = search(source(), multi(revision))
     replay = replay_from_trials_jsonl(result.trials)
     again = search(replay, multi(revision))
     assert replay.position == len(replay.records)
@@ -103,15 +105,17 @@ def check_replays_exactly_and_only_under_its_revision(revision: int, older: int)
         f"revision {older} asked for exactly revision {revision}'s trials"
 
 
-def check_recompute_verifies_and_catches_relabel(revision: int, older: int) -> None:
-    """``vsbench recompute``'s check (verify_search) replays a multi run under the revision
-    its results.json recorded: a ``revision`` run verifies; labelled ``older`` it does not."""
+def check_recompute_verifies_and_catches_relabel(revision: int, older: int,
+                                                 source: Callable[[], TrialFn] = lambda: noisy_dut(7)) -> None:
+    """``vsbench recompute``'s check (verify_search) replays a multi run of ``source()``
+    (default: the noisy device, seed 7) under the revision its results.json recorded: a
+    ``revision`` run verifies; labelled ``older`` it does not."""
     from vsbench.measurement.recheck import verify_search
 
     section = {"mode": "multi", "goals": [{"name": "NDR", "loss_ratio": 0.0}, {"name": "PDR", "loss_ratio": 0.005}],
                "relative_width": 0.005, "min_load_fps": 10_000.0, "trial_duration_s": 1.0}
     config = {"search": section, "traffic": {"trial_duration_s": 60.0}}
-    result = search(noisy_dut(7), multi(revision))
+    result = search(source(), multi(revision))
     records = replay_from_trials_jsonl(result.trials).records
     fs = {"search_max_load_fps": 14_880_952.0, "search_mode": "multi", "max_load_fps": result.max_load_fps,
           "generator_limited": result.generator_limited, "search_revision": revision,

@@ -7,10 +7,12 @@ invalid trial is never counted as loss in the device.
 
 * **limited** -- the generator could not deliver the load over the trial. Retried
   ``invalid_retries`` times -- none when ``max_load`` is only the generator's estimated
-  ceiling and it has not yet delivered this load (:meth:`Measurer.limited_retries`) --
-  and if it still cannot, ``max_load`` is lowered to the rate it achieved
-  (:func:`delivered_fps`, minus a 1% margin so the next trial is deliverable, but never
-  below a load it already delivered) and the search continues below it.
+  ceiling and it has not yet delivered this load, unless (revision 7) the attempt
+  collapsed under half of it (:meth:`Measurer.limited_retries`) -- and if it still
+  cannot, ``max_load`` is lowered to the rate it achieved (:func:`delivered_fps`: the
+  best attempt's from revision 7, the worst's before; minus a 1% margin so the next
+  trial is deliverable, but never below a load it already delivered) and the search
+  continues below it.
   A limited trial that sent every frame, only late, is still a measurement -- of the
   device at the rate the generator did deliver: it is kept as a :class:`LateTrial` for the
   multi-goal search, which files one the device passed at a grid load at or below that
@@ -59,6 +61,11 @@ MAX_GENERATOR_MARGIN = 0.05
 #: walk too, so this only guards against a runaway; a small cap turned a generator that is
 #: slow to settle on a shared CPU into a frame size without any result.
 MAX_LOWERINGS = 24
+#: Revision 7: a first attempt at the estimated ceiling that delivered less than this share
+#: of its load collapsed (a sender descheduled for most of the trial): the calibration that
+#: estimated the ceiling says the generator can do far more, so it gets the retry an
+#: attempt that merely fell short does not.
+COLLAPSED_ATTEMPT = 0.5
 
 
 def delivered_fps(result: TrialResult) -> float:
@@ -188,7 +195,7 @@ class Measurer:
         """
         load_fps = min(float(load_fps), self.max_load_fps)
         achieved: list[float] = []
-        limited_left = self.limited_retries(load_fps)
+        limited_left: int | None = None  # known after the first limited attempt
         disturbed_left = max(0, self.config.disturbed_retries)
         while True:
             if not self.can_afford(duration_s):
@@ -218,6 +225,8 @@ class Measurer:
                 achieved.append(delivered_fps(result))
             if sent_late(result):
                 self.late.append(LateTrial(len(self.trials) - 1, delivered_fps(result)))
+            if limited_left is None:
+                limited_left = self.limited_retries(load_fps, achieved[0] if achieved else None)
             if limited_left == 0:
                 break
             limited_left -= 1
@@ -227,18 +236,25 @@ class Measurer:
             raise GeneratorExhausted(
                 f"the generator's results at {load_fps:.0f} fps cannot be used "
                 f"({result.invalid_reason})")
-        self._lower_max_load(load_fps, min(achieved), result.invalid_reason)
+        # the retries guard against one bad moment; lowering to the worst attempt undid that
+        # (revisions 1-6), the best attempt is what the generator showed it can send
+        best = max(achieved) if self.config.trusts_the_generators_best_attempt else min(achieved)
+        self._lower_max_load(load_fps, best, result.invalid_reason)
         return None
 
-    def limited_retries(self, load_fps: float) -> int:
+    def limited_retries(self, load_fps: float, first_achieved_fps: float | None = None) -> int:
         """How often a generator-limited trial at ``load_fps`` is retried before max_load is
-        lowered. A retry guards a load the generator can send against one bad moment (a
-        descheduled sender); at a calibrated ceiling it has never delivered, falling short
-        is the answer the retry would give again: in 11 quick starts on a shared 2-core
-        host, 25 of 29 retries after a first search trial at the calibrated ceiling fell
-        short, while 4 of 48 second trials after a delivered first one did."""
+        lowered, given what its first attempt delivered. A retry guards a load the
+        generator can send against one bad moment (a descheduled sender); at a calibrated
+        ceiling it has never delivered, falling short is the answer the retry would give
+        again: in 11 quick starts on a shared 2-core host, 25 of 29 retries after a first
+        search trial at the calibrated ceiling fell short, while 4 of 48 second trials after
+        a delivered first one did. A first attempt there that collapsed under
+        :data:`COLLAPSED_ATTEMPT` of its load is a bad moment, not a ceiling (revision 7)."""
         if self.config.max_load_is_estimate and not self.delivered_at_or_above(load_fps):
-            return 0
+            collapsed = first_achieved_fps is not None and first_achieved_fps < COLLAPSED_ATTEMPT * load_fps
+            if not (collapsed and self.config.trusts_the_generators_best_attempt):
+                return 0
         return max(0, self.config.invalid_retries)
 
     def delivered_at_or_above(self, load_fps: float) -> bool:
