@@ -186,3 +186,28 @@ def test_launch_over_ssh_copies_the_config(tmp_path):
 def test_launch_of_a_missing_binary_is_reported_before_anything_starts():
     missing = Prox.check_prerequisites({"launch": "local", "binary": "/nonexistent/prox"})
     assert missing and "/nonexistent/prox" in str(missing[0])
+
+
+@pytest.mark.parametrize("unmeasured_share", [0.0, 1.0])
+def test_a_latency_trial_records_how_many_samples_prox_measured(fake_prox, tmp_path, unmeasured_share):
+    """PROX counts the latency packets it received and those it measured (a packet whose
+    transmit time it cannot vouch for is not): the trial records both, so a latency trial
+    without a histogram although its frames arrived says why (CI's real PROX, starved of its
+    generator core, measured none)."""
+    fake = fake_prox("--dut-capacity-fps", "1e6", "--stats-interval", "0.05",
+                     "--lat-unmeasured-share", str(unmeasured_share))
+    gen, stack = make(tmp_path, {**fake.settings(), "stats_poll_s": 0.02, "drain_s": 0.05})
+    with stack:
+        gen.start()
+        gen.configure(TrafficProfile(64), PORTS)
+        r = gen.run_trial(200_000, 0.3, latency=True)
+        plain = gen.run_trial(200_000, 0.1)
+    samples = r.generator_stats["latency_samples"]
+    assert r.rx_frames == r.tx_frames > 0
+    assert samples["received"] == pytest.approx(r.rx_frames, rel=0.05)
+    if unmeasured_share:
+        assert samples["measured"] == 0 and r.latency_histogram is None
+    else:
+        assert samples["measured"] == samples["received"] and r.latency_histogram is not None
+    assert "latency_samples" not in plain.generator_stats
+    assert sum(c.startswith("stats latency(0).tot.used,latency(0).tot.total") for c in fake.commands_received()) == 1

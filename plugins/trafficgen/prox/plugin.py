@@ -145,6 +145,7 @@ class Prox(TrafficGenerator):
         self._profile: TrafficProfile | None = None
         self._lat_started = False
         self._stopped = False
+        self._no_stats_command = False  # set when PROX left 'stats' unanswered (an old build)
         # (core, task) of each port's generator and latency tasks; the testbed launch
         # replaces them with the tasks of the configuration it rendered.
         task = int(self.cfg["task"])
@@ -339,6 +340,9 @@ class Prox(TrafficGenerator):
         if acc is not None:
             stats.update(latency_intervals=acc.intervals, mis_ordered=acc.mis_ordered,
                          duplicate=acc.duplicate, extent=acc.extent)
+            samples = self._latency_samples()
+            if samples is not None:
+                stats["latency_samples"] = {"received": samples.received, "measured": samples.measured}
         return TrialResult(
             intended_load_fps=load_fps,
             intended_duration_s=duration_s,
@@ -548,6 +552,26 @@ class Prox(TrafficGenerator):
             except replies.ProxReplyError as exc:
                 raise PluginError(f"prox at {self.address}: {exc}") from None
         return out
+
+    def _latency_samples(self) -> replies.LatencySamples | None:
+        """How many latency packets PROX received since ``reset lat stats`` and how many it
+        measured, over all its latency tasks: a trial whose latency is thin or missing
+        although its frames arrived says why in its generator statistics (PROX drops the
+        sample of a packet whose transmit time it cannot vouch for, and a starved generator
+        core loses them all)."""
+        n_tasks = sum(len(pairs) for pairs in self._lat)
+        if n_tasks == 0 or self._no_stats_command:
+            return None
+        try:
+            reply = self._require().query("stats " + ",".join(replies.latency_samples_paths(n_tasks)))[0]
+        except PluginError:
+            # a build without the 'stats' command replies nothing: ask once per run, not per trial
+            self._no_stats_command = True
+            return None
+        try:
+            return replies.parse_latency_samples(reply, n_tasks)
+        except replies.ProxReplyError as exc:
+            raise PluginError(f"prox at {self.address}: {exc}") from None
 
     def _lat_poll(self) -> list[tuple[int, replies.LatStats, list[int] | None]]:
         """One ``lat [all] stats`` query over every latency core of a receiving port."""

@@ -13,6 +13,12 @@ Formats (PROX ``cmd_parser.c``; every reply is one ``\\n``-terminated line of in
 * ``lat all stats`` -> the ``lat stats`` line followed by 128 lines ``Bucket [i]: n``; bucket
   ``i`` holds latencies in ``[i, i+1) * 2**bucket_size`` **TSC cycles** (``latency bucket
   size`` in the PROX config), so its width in ns is ``2**bucket_size / tsc_hz * 1e9``.
+* ``stats <path>,<path>,...`` -> one unsigned integer per path, comma-separated; a path
+  with nothing to report (``latency(i).tot.total`` before the i-th latency task received a
+  packet) reads ``2**64 - 1`` (the parser's ``-1``). ``latency(i).tot.total`` counts the
+  latency packets received since ``reset lat stats``, ``latency(i).tot.used`` those PROX
+  measured: one whose transmit time it cannot vouch for within the task's accuracy limit
+  (``accuracy limit nsec``) is received and not measured (``handle_lat.c``).
 * Errors for a bad core/task are reply lines starting with ``error:``.
 
 The latency statistics of a reply are those of the *last stats interval* (PROX publishes a
@@ -77,6 +83,38 @@ class PortStats:
 
 def parse_port_stats(line: str) -> PortStats:
     return PortStats(*_ints(line, "port_stats", (12,)))
+
+
+#: What ``stats`` reads for a path with nothing to report (PROX's uint64 ``-1``).
+STATS_NOTHING = 2**64 - 1
+
+
+@dataclass(frozen=True)
+class LatencySamples:
+    """Latency packets PROX received since ``reset lat stats``, and how many it measured."""
+
+    received: int
+    measured: int
+
+
+def latency_samples_paths(n_tasks: int) -> list[str]:
+    """The ``stats`` paths of :func:`parse_latency_samples` for latency tasks 0..n_tasks-1."""
+    return [f"latency({i}).tot.{what}" for i in range(n_tasks) for what in ("used", "total")]
+
+
+def parse_latency_samples(line: str, n_tasks: int) -> LatencySamples | None:
+    """The reply to ``stats`` with :func:`latency_samples_paths`, summed over the tasks that
+    received any latency packet; None when none did."""
+    values = _ints(line, "stats", (2 * n_tasks,))
+    received = measured = 0
+    seen = False
+    for used, total in zip(values[::2], values[1::2]):
+        if total == STATS_NOTHING:
+            continue
+        seen = True
+        received += total
+        measured += 0 if used == STATS_NOTHING else used
+    return LatencySamples(received, measured) if seen else None
 
 
 @dataclass(frozen=True)

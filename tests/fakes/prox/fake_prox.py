@@ -105,6 +105,8 @@ class Lat:
     buckets: list = field(default_factory=lambda: [0.0] * LAT_BUCKETS)
     tot_min_ns: float | None = None
     tot_max_ns: float | None = None
+    tot_received: float = 0.0  # latency packets since 'reset lat stats'
+    tot_measured: float = 0.0  # of which within the accuracy limit
 
 
 @dataclass
@@ -241,10 +243,15 @@ class Model:
                 continue
             self.ports[q].rx += arrived
             share = arrived / len(receivers)
+            measured = share * (1.0 - self.args.lat_unmeasured_share)
             for l in receivers:
                 l.rx += share
-                l.n += share
-                l.sum_ns += avg * share
+                l.tot_received += share
+                l.tot_measured += measured
+                if measured <= 0:
+                    continue  # PROX: received, transmit time not vouched for, not measured
+                l.n += measured
+                l.sum_ns += avg * measured
                 l.min_ns = lo if l.min_ns is None else min(l.min_ns, lo)
                 l.max_ns = hi if l.max_ns is None else max(l.max_ns, hi)
                 l.tot_min_ns = lo if l.tot_min_ns is None else min(l.tot_min_ns, lo)
@@ -252,7 +259,7 @@ class Model:
                 first, last = int(lo / width_ns), int(hi / width_ns)
                 span = [min(i, LAT_BUCKETS - 1) for i in range(first, last + 1)]
                 for i in span:
-                    l.buckets[i] += share / len(span)
+                    l.buckets[i] += measured / len(span)
 
     def publish(self) -> None:
         """Take the stats sample that replies report until the next one."""
@@ -277,6 +284,8 @@ class Model:
                 "tot_max": l.tot_max_ns or 0.0,
                 "buckets": [int(round(b)) for b in l.buckets],
                 "rx": int(l.rx),
+                "tot_received": int(l.tot_received),
+                "tot_measured": int(l.tot_measured),
             }
             l.n, l.sum_ns, l.min_ns, l.max_ns = 0.0, 0.0, None, None
             l.buckets = [0.0] * LAT_BUCKETS
@@ -302,6 +311,7 @@ class Model:
         self.advance()
         for l in self.lats.values():
             l.tot_min_ns = l.tot_max_ns = None
+            l.tot_received = l.tot_measured = 0.0
 
 
 # ----------------------------------------------------------------------------- commands
@@ -326,6 +336,7 @@ class Server:
             "tot ierrors tot": self.c_tot_ierrors, "port_stats": self.c_port_stats,
             "multi port stats": self.c_multi_port_stats, "lat stats": self.c_lat_stats,
             "core stats": self.c_core_stats, "quit": self.c_quit, "quit_force": self.c_quit,
+            "stats": self.c_stats,
         }
         if args.lat_format != 7:
             self.table["lat all stats"] = self.c_lat_all_stats
@@ -527,6 +538,26 @@ class Server:
     def c_lat_all_stats(self, arg: str) -> list[str]:
         return self._lat_lines(arg, True)
 
+    def c_stats(self, arg: str) -> list[str]:
+        """PROX's stats parser, for the latency task counters: ``latency(i).tot.total`` and
+        ``.tot.used`` of the i-th latency task (cores in order), PROX's -1 (2**64-1) before
+        it received a packet or beyond the last task; any other path reads 0."""
+        lats = [self.model.lats[c] for c in sorted(self.model.lats)]
+        published = self.model.published.get("lats", {})
+        values = []
+        for path in arg.split(","):
+            match = re.fullmatch(r"latency\((\d+)\)\.tot\.(used|total)", path.strip())
+            if match is None:
+                values.append(0)
+                continue
+            index = int(match.group(1))
+            counts = published.get(lats[index].core) if index < len(lats) else None
+            if not counts or not counts["tot_received"]:
+                values.append(2**64 - 1)
+            else:
+                values.append(counts["tot_measured" if match.group(2) == "used" else "tot_received"])
+        return [",".join(str(v) for v in values)]
+
     def c_core_stats(self, arg: str) -> list[str]:
         cores, task, _ = self.cores_task(arg, 0)
         p = self.model.published
@@ -664,6 +695,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gen-core-max-fps", type=float, default=0.0)
     p.add_argument("--link-gbps", type=float, default=10.0)
     p.add_argument("--no-replies", action="store_true")
+    p.add_argument("--lat-unmeasured-share", type=float, default=0.0,
+                   help="share of latency packets received but not measured (beyond the accuracy limit)")
     args = p.parse_args(argv)
     if not (args.t or args.u):
         p.error("give -t and/or -u")
