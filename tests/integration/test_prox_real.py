@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from run_helpers import assert_reproducible_and_clean, processes_mentioning, require, run_repeating_once
+from run_helpers import (
+    a_search_trial_came_back_whole, assert_reproducible_and_clean, processes_mentioning, require, run_repeating_once,
+)
 from vsbench.runner import config as cfg
 from vsbench.runner import testcases
 
@@ -126,7 +128,7 @@ def test_phy2phy_tput_with_real_prox(tmp_path, vswitch, prox_binary):
     # 38 and 3,273 of 253k, and the neighbourhood passed it); PROX's counters must still have
     # seen whole trials come back.
     assert ndr["valid"] and ndr["loss_ratio"] is not None, ndr
-    assert any(t["role"] == "search" and t["rx_frames"] == t["tx_frames"] > 0 for t in outcome.trials())
+    assert a_search_trial_came_back_whole(outcome)
     lat = ndr["latency"]
     assert lat is not None and 0 < lat["min_ns"] <= lat["avg_ns"] <= lat["max_ns"], ndr
     log = (outcome.run_dir / "logs").rglob("prox.log")
